@@ -1,0 +1,32 @@
+// The BASELINE phase of the agent loop (design §5) as a job: start a harness worker, load
+// the task, capture its graph, and on a GPU time eager and torch.compile and profile the
+// reference per source line. Everything it learns is streamed as log and profile events;
+// the planning and coding phases build on these facts.
+#pragma once
+
+#include "agents/Job.h"
+#include "agents/Worker.h"
+
+#include <functional>
+#include <memory>
+
+namespace stitch::agents {
+
+using WorkerFactory = std::function<std::unique_ptr<Worker>(std::function<void(const protocol::json&)> onEvent)>;
+
+struct BaselineLimits {
+  std::chrono::milliseconds startDeadline{120000};  // hello: interpreter + torch import
+  std::chrono::milliseconds stepDeadline{600000};   // each later step
+};
+
+class BaselineJob final : public JobRunner {
+public:
+  BaselineJob(WorkerFactory workers, BaselineLimits limits = {}) : workers_(std::move(workers)), limits_(limits) {}
+  protocol::JobFinishedParams run(const JobRequest& request, JobContext& context) override;
+
+private:
+  WorkerFactory workers_;
+  BaselineLimits limits_;
+};
+
+}  // namespace stitch::agents

@@ -1,0 +1,148 @@
+// The stitchcuda/* payloads: what a job streams (plan, candidates, profiles, log lines,
+// the finish) and what clients send to start, inspect and steer jobs. The notification
+// params are also the records of a job's JSONL log, so one set of types serves the wire,
+// the log and the replay of a finished job.
+#pragma once
+
+#include "protocol/LspTypes.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stitch::protocol {
+
+struct PlanTask {
+  std::string id;
+  std::string title;
+  Range range;                         // the source lines the task covers
+  std::vector<std::string> operators;  // operators fused or replaced by this task
+  std::string technique;               // e.g. "fused elementwise kernel", "cuBLASLt + bias epilogue"
+  std::optional<double> expectedGainPct;  // from the roofline floor
+  std::string status = "pending";      // pending | active | done | skipped
+};
+
+struct PlanParams {
+  std::string jobId;
+  std::string uri;
+  std::vector<PlanTask> tasks;
+  std::vector<std::string> uncovered;  // operators left in PyTorch, named, never hidden
+};
+
+struct Candidate {
+  std::string id;
+  std::string taskId;
+  std::string title;
+  Range range;                      // the code the candidate replaces
+  std::string status = "unverified";  // unverified | verified | failed | accepted | rejected
+  std::optional<double> speedupEager;
+  std::optional<double> speedupCompile;
+  std::vector<std::string> failedChecks;
+  std::string newText;              // replacement for `range`
+  int documentVersion = 0;          // the version of the document the candidate was made from
+};
+
+struct CandidateParams {
+  std::string jobId;
+  std::string uri;
+  Candidate candidate;
+};
+
+struct ProfileLine {
+  int line = 0;  // zero-based, like LSP positions
+  double gpuTimeUs = 0;
+  double share = 0;                 // of the whole forward, 0..1
+  std::string bound;                // memory | compute | latency
+  std::optional<double> achievedPct;  // of the measured ceiling for that bound
+  std::optional<std::string> topStall;
+  std::vector<std::string> kernels;
+  std::string inlineText;           // short end-of-line text for the hottest lines
+};
+
+struct ProfileParams {
+  std::string jobId;
+  std::string uri;
+  std::string subject;  // "reference" or a candidate id
+  double totalGpuTimeUs = 0;
+  std::vector<ProfileLine> lines;
+};
+
+struct LogParams {
+  std::string jobId;
+  std::string level = "info";  // debug | info | warning | error
+  std::string phase;           // BASELINE, PLAN, ... (empty outside the loop)
+  std::string message;
+};
+
+struct JobFinishedParams {
+  std::string jobId;
+  std::string state;  // improved | noImprovement | failed | cancelled
+  std::optional<std::string> bestCandidateId;
+  std::optional<double> speedupEager;
+  std::string message;
+};
+
+struct Budget {
+  std::optional<int> iterations;
+  std::optional<double> wallSeconds;
+};
+
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-4;
+};
+
+struct OptimizeParams {
+  TextDocumentIdentifier textDocument;
+  std::string brain = "builtin";  // builtin | openai | anthropic
+  std::optional<std::string> model;
+  std::optional<std::string> baseUrl;
+  Budget budget;
+  Tolerance tolerance;
+  std::optional<int> gpu;
+  std::optional<json> workDoneToken;  // LSP WorkDoneProgressParams
+};
+
+struct JobRef {
+  std::string jobId;
+};
+
+struct CandidateRef {
+  std::string jobId;
+  std::string candidateId;
+};
+
+struct OpenJobLogParams {
+  std::string path;
+};
+
+struct JobSummary {
+  std::string jobId;
+  std::string uri;
+  std::string state;  // running | improved | noImprovement | failed | cancelled
+  std::string phase;
+  std::string startedAt;  // ISO 8601, UTC
+  std::optional<std::string> bestCandidateId;
+  std::string logPath;
+};
+
+#define STITCH_JSON_BOTH(T)            \
+  void from_json(const json& j, T& v); \
+  void to_json(json& j, const T& v);
+STITCH_JSON_BOTH(PlanTask)
+STITCH_JSON_BOTH(PlanParams)
+STITCH_JSON_BOTH(Candidate)
+STITCH_JSON_BOTH(CandidateParams)
+STITCH_JSON_BOTH(ProfileLine)
+STITCH_JSON_BOTH(ProfileParams)
+STITCH_JSON_BOTH(LogParams)
+STITCH_JSON_BOTH(JobFinishedParams)
+STITCH_JSON_BOTH(JobSummary)
+STITCH_JSON_BOTH(CandidateRef)
+#undef STITCH_JSON_BOTH
+
+void from_json(const json& j, OptimizeParams& v);
+void from_json(const json& j, JobRef& v);
+void from_json(const json& j, OpenJobLogParams& v);
+
+}  // namespace stitch::protocol

@@ -1,0 +1,29 @@
+// The host's settings: defaults, then the command line, then the client's
+// initializationOptions (for the things an editor may choose). Parsed once, passed as a
+// struct.
+#pragma once
+
+#include "protocol/LspTypes.h"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace stitch::server {
+
+struct HostConfig {
+  std::filesystem::path jobsDir;     // one folder per job: log.jsonl, the task snapshot, outputs
+  std::string python = "python3";    // the interpreter that runs the harness worker
+  std::filesystem::path harnessDir;  // put on PYTHONPATH for the worker
+  std::chrono::milliseconds workerDeadline{600000};  // per harness call, before it is killed
+  unsigned poolThreads = 4;
+
+  // Defaults that depend on the environment: jobs under $XDG_STATE_HOME (or ~/.local/state),
+  // the harness next to the binary's source tree or install.
+  static HostConfig defaults(const std::filesystem::path& executable);
+  // Applies {"jobsDir", "python", "harnessDir", "workerDeadlineMs"}; throws
+  // protocol::ParamsError naming a bad field.
+  void apply(const protocol::json& initializationOptions);
+};
+
+}  // namespace stitch::server

@@ -1,0 +1,124 @@
+// Hovers, lenses and actions from job state; see EditorFeatures.h.
+#include "server/EditorFeatures.h"
+
+#include <cstdio>
+
+namespace stitch::server {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string duration(double us) {
+  if (us >= 1000.0) return fixed(us / 1000.0, 3) + " ms";
+  return fixed(us, 1) + " µs";
+}
+
+std::string subjectName(const agents::JobState& job, const std::string& subject) {
+  if (subject == "reference") return "reference (eager)";
+  if (const auto* c = job.candidate(subject)) return "candidate " + c->title;
+  return subject;
+}
+
+json commandArgs(const agents::JobState& job, const protocol::Candidate& c) {
+  return json::array({json{{"jobId", job.jobId}, {"candidateId", c.id}}});
+}
+
+bool overlaps(const protocol::Range& a, const protocol::Range& b) {
+  return !(a.end < b.start || b.end < a.start);
+}
+
+}  // namespace
+
+std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line) {
+  std::string rows;
+  std::string details;
+  // The reference first, then candidates in arrival order: the user compares down a column.
+  std::vector<const protocol::ProfileParams*> profiles;
+  if (auto it = job.profiles.find("reference"); it != job.profiles.end()) profiles.push_back(&it->second);
+  for (const auto& [subject, p] : job.profiles)
+    if (subject != "reference") profiles.push_back(&p);
+  for (const auto* p : profiles)
+    for (const auto& l : p->lines) {
+      if (l.line != line) continue;
+      std::string achieved = l.achievedPct ? fixed(*l.achievedPct, 0) + "% of peak" : "—";
+      rows += "| " + subjectName(job, p->subject) + " | " + duration(l.gpuTimeUs) + " | " +
+              fixed(l.share * 100.0, 1) + "% | " + (l.bound.empty() ? "—" : l.bound) + " | " +
+              achieved + " |\n";
+      if (l.topStall) details += "- " + subjectName(job, p->subject) + ": top stall " + *l.topStall + "\n";
+      if (!l.kernels.empty()) {
+        details += "- " + subjectName(job, p->subject) + " kernels:";
+        for (const auto& k : l.kernels) details += " `" + k + "`";
+        details += "\n";
+      }
+    }
+  if (rows.empty()) return std::nullopt;
+  return "**StitchCUDA profile** · line " + std::to_string(line + 1) + "\n\n" +
+         "| run | GPU time | share of forward | bound | achieved |\n|---|---|---|---|---|\n" + rows +
+         (details.empty() ? "" : "\n" + details);
+}
+
+std::string candidateBadge(const protocol::Candidate& c) {
+  if (c.status == "verified")
+    return c.speedupEager ? fixed(*c.speedupEager, 2) + "×, verified" : std::string("verified");
+  if (c.status == "failed") {
+    std::string checks;
+    for (const auto& f : c.failedChecks) checks += (checks.empty() ? "" : ", ") + f;
+    return "failed" + (checks.empty() ? std::string() : ": " + checks);
+  }
+  return "unverified";
+}
+
+bool isOpen(const protocol::Candidate& c) { return c.status != "accepted" && c.status != "rejected"; }
+
+json codeLenses(const agents::JobState& job) {
+  json lenses = json::array();
+  for (const auto& c : job.candidates) {
+    if (!isOpen(c)) continue;
+    protocol::Range at{c.range.start, c.range.start};
+    json diffArgs = json::array({json{{"jobId", job.jobId},
+                                      {"candidateId", c.id},
+                                      {"uri", job.uri},
+                                      {"range", c.range},
+                                      {"newText", c.newText}}});
+    lenses.push_back(json{{"range", at},
+                          {"command", {{"title", "Accept (" + candidateBadge(c) + ")"},
+                                       {"command", kAcceptCommand},
+                                       {"arguments", commandArgs(job, c)}}}});
+    lenses.push_back(json{{"range", at},
+                          {"command", {{"title", "Reject"}, {"command", kRejectCommand},
+                                       {"arguments", commandArgs(job, c)}}}});
+    lenses.push_back(json{{"range", at},
+                          {"command", {{"title", "Diff"}, {"command", kDiffCommand},
+                                       {"arguments", diffArgs}}}});
+  }
+  return lenses;
+}
+
+json codeActions(const agents::JobState& job, const protocol::Range& range) {
+  json actions = json::array();
+  for (const auto& c : job.candidates) {
+    if (!isOpen(c) || !overlaps(c.range, range)) continue;
+    std::string title = "StitchCUDA: apply " + c.title + " (" + candidateBadge(c) + ")";
+    actions.push_back(json{{"title", title},
+                           {"kind", "refactor.rewrite"},
+                           {"isPreferred", c.status == "verified"},
+                           {"command", {{"title", title}, {"command", kAcceptCommand},
+                                        {"arguments", commandArgs(job, c)}}}});
+  }
+  return actions;
+}
+
+json candidateEdit(const std::string& uri, const protocol::Candidate& c, bool documentChanges) {
+  json edit{{"range", c.range}, {"newText", c.newText}};
+  if (documentChanges)
+    return json{{"documentChanges",
+                 json::array({json{{"textDocument", {{"uri", uri}, {"version", c.documentVersion}}},
+                                   {"edits", json::array({edit})}}})}};
+  return json{{"changes", {{uri, json::array({edit})}}}};
+}
+
+}  // namespace stitch::server

@@ -1,0 +1,37 @@
+// What the editor shows from a job's state: hover markdown for a line, the Accept / Reject /
+// Diff lenses over each open candidate, code actions, and the edit that applies a candidate.
+// Pure functions of the state, so they are tested without a server.
+#pragma once
+
+#include "agents/JobState.h"
+
+#include <optional>
+#include <string>
+
+namespace stitch::server {
+
+using protocol::json;
+
+// Commands the host executes (advertised in executeCommandProvider).
+inline constexpr const char* kAcceptCommand = "stitchcuda.acceptCandidate";
+inline constexpr const char* kRejectCommand = "stitchcuda.rejectCandidate";
+// Client-side: the extension opens a diff; other clients may ignore it.
+inline constexpr const char* kDiffCommand = "stitchcuda.showCandidateDiff";
+
+// Markdown for `line` (zero-based), or nullopt when no profile covers it.
+std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line);
+
+// A candidate's status in a few words: "1.80×, verified", "unverified", "failed: numerics".
+std::string candidateBadge(const protocol::Candidate& c);
+
+// True while the user has neither accepted nor rejected the candidate.
+bool isOpen(const protocol::Candidate& c);
+
+json codeLenses(const agents::JobState& job);
+json codeActions(const agents::JobState& job, const protocol::Range& range);
+
+// The WorkspaceEdit that applies the candidate: versioned documentChanges when the client
+// supports them, plain changes otherwise.
+json candidateEdit(const std::string& uri, const protocol::Candidate& c, bool documentChanges);
+
+}  // namespace stitch::server

@@ -1,0 +1,287 @@
+// Handlers of the LSP server; see Server.h.
+#include "server/Server.h"
+
+#include "server/EditorFeatures.h"
+#include "server/Logger.h"
+#include "server/Uri.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace stitch::server {
+namespace {
+
+using protocol::ErrorCode;
+
+constexpr const char* kVersion = "0.1.0";
+
+// A reply that two racing paths may try to send (a job finishing vs. the request being
+// cancelled): the first wins, the second is a deliberate no-op.
+class SharedReply {
+public:
+  explicit SharedReply(Reply reply) : reply_(std::move(reply)) {}
+  template <typename F>
+  void once(F&& f) {
+    std::lock_guard lock(mutex_);
+    if (done_) return;
+    done_ = true;
+    f(reply_);
+  }
+
+private:
+  std::mutex mutex_;
+  bool done_ = false;
+  Reply reply_;
+};
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+Server::Server(Output& output, boost::asio::thread_pool& pool, HostConfig config, RunnerFactory factory)
+    : output_(output),
+      pool_(pool),
+      config_(std::move(config)),
+      factory_(std::move(factory)),
+      outgoing_(output),
+      dispatcher_(output, outgoing_) {
+  bindLifecycle();
+  bindDocuments();
+  bindEditorFeatures();
+  bindJobs();
+}
+
+Server::~Server() {
+  if (jobs_) jobs_->cancelAll();
+}
+
+void Server::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (jobs_) jobs_->cancelAll();
+  if (onFinished_) onFinished_();
+}
+
+void Server::handleEndOfInput(bool midMessage) {
+  if (midMessage) logWarning("input ended in the middle of a message");
+  if (!shutdownReceived_) logInfo("input ended before shutdown; exiting");
+  finish();
+}
+
+void Server::bindLifecycle() {
+  dispatcher_.request<protocol::InitializeParams>(
+      "initialize", [this](protocol::InitializeParams params, Reply reply, CancelToken) {
+        try {
+          config_.apply(params.initializationOptions);
+        } catch (const std::exception& e) {
+          reply.error(ErrorCode::InvalidParams, std::string("initializationOptions: ") + e.what());
+          return;
+        }
+        client_ = params.capabilities;
+        documents_.setEncoding(client_.utf8Positions ? PositionEncoding::Utf8 : PositionEncoding::Utf16);
+        jobs_ = std::make_unique<JobManager>(
+            pool_, config_.jobsDir,
+            [this](const protocol::OptimizeParams& p) { return factory_(p, config_); },
+            [this](const agents::JobEvent& e) { onJobEvent(e); });
+        dispatcher_.setLifecycle(Dispatcher::Lifecycle::Running);
+        logInfo("initialized; jobs in " + config_.jobsDir.string());
+        reply(json{
+            {"capabilities",
+             {{"positionEncoding", client_.utf8Positions ? "utf-8" : "utf-16"},
+              {"textDocumentSync", {{"openClose", true}, {"change", 2}}},
+              {"hoverProvider", true},
+              {"codeLensProvider", {{"resolveProvider", false}}},
+              {"codeActionProvider", {{"codeActionKinds", {"refactor.rewrite"}}}},
+              {"executeCommandProvider", {{"commands", {kAcceptCommand, kRejectCommand}}}},
+              {"experimental",
+               {{"stitchcuda",
+                 {{"protocolVersion", 1},
+                  {"methods", {"stitchcuda/optimize", "stitchcuda/cancelJob", "stitchcuda/listJobs",
+                               "stitchcuda/waitJob", "stitchcuda/openJobLog"}}}}}}}},
+            {"serverInfo", {{"name", "stitchcuda"}, {"version", kVersion}}}});
+      });
+  dispatcher_.addNotification("initialized", [](const json&) {});
+  dispatcher_.addRequest("shutdown", [this](const json&, Reply reply, CancelToken) {
+    shutdownReceived_ = true;
+    if (jobs_) jobs_->cancelAll();  // runners notice between steps; their logs stay
+    dispatcher_.setLifecycle(Dispatcher::Lifecycle::ShutDown);
+    reply(nullptr);
+  });
+  dispatcher_.addNotification("exit", [this](const json&) { finish(); });
+  // Accepted and ignored: the host has no per-client settings beyond initializationOptions.
+  dispatcher_.addNotification("workspace/didChangeConfiguration", [](const json&) {});
+}
+
+void Server::bindDocuments() {
+  dispatcher_.notification<protocol::DidOpenParams>(
+      "textDocument/didOpen", [this](protocol::DidOpenParams p) { documents_.open(p.textDocument); });
+  dispatcher_.notification<protocol::DidChangeParams>("textDocument/didChange",
+                                                      [this](protocol::DidChangeParams p) {
+                                                        try {
+                                                          documents_.change(p);
+                                                        } catch (const std::exception& e) {
+                                                          logError(e.what());
+                                                        }
+                                                      });
+  dispatcher_.notification<protocol::DidCloseParams>(
+      "textDocument/didClose", [this](protocol::DidCloseParams p) { documents_.close(p.textDocument.uri); });
+  dispatcher_.addNotification("textDocument/didSave", [](const json&) {});
+}
+
+void Server::bindEditorFeatures() {
+  dispatcher_.request<protocol::TextDocumentPositionParams>(
+      "textDocument/hover", [this](protocol::TextDocumentPositionParams p, Reply reply, CancelToken) {
+        auto job = jobs_->latestFor(p.textDocument.uri);
+        auto markdown = job ? hoverMarkdown(*job, p.position.line) : std::nullopt;
+        if (!markdown) return reply(nullptr);
+        reply(json{{"contents", {{"kind", "markdown"}, {"value", *markdown}}}});
+      });
+  dispatcher_.request<protocol::CodeLensParams>(
+      "textDocument/codeLens", [this](protocol::CodeLensParams p, Reply reply, CancelToken) {
+        auto job = jobs_->latestFor(p.textDocument.uri);
+        reply(job ? codeLenses(*job) : json::array());
+      });
+  dispatcher_.request<protocol::CodeActionParams>(
+      "textDocument/codeAction", [this](protocol::CodeActionParams p, Reply reply, CancelToken) {
+        auto job = jobs_->latestFor(p.textDocument.uri);
+        reply(job ? codeActions(*job, p.range) : json::array());
+      });
+  dispatcher_.request<protocol::ExecuteCommandParams>(
+      "workspace/executeCommand", [this](protocol::ExecuteCommandParams p, Reply reply, CancelToken) {
+        if (p.command != kAcceptCommand && p.command != kRejectCommand)
+          return reply.error(ErrorCode::InvalidParams, "unknown command " + p.command);
+        protocol::CandidateRef ref;
+        try {
+          if (p.arguments.empty()) throw protocol::ParamsError("expected one argument {jobId, candidateId}");
+          ref = p.arguments.at(0).get<protocol::CandidateRef>();
+        } catch (const std::exception& e) {
+          return reply.error(ErrorCode::InvalidParams, p.command + ": " + e.what());
+        }
+        if (p.command == kAcceptCommand) acceptCandidate(ref, std::move(reply));
+        else rejectCandidate(ref, std::move(reply));
+      });
+}
+
+void Server::acceptCandidate(const protocol::CandidateRef& ref, Reply reply) {
+  auto job = jobs_->state(ref.jobId);
+  const protocol::Candidate* c = job ? job->candidate(ref.candidateId) : nullptr;
+  if (!c) return reply.error(ErrorCode::InvalidParams, "no candidate " + ref.candidateId + " in job " + ref.jobId);
+  if (!isOpen(*c)) return reply.error(ErrorCode::RequestFailed, "candidate " + c->id + " was already " + c->status);
+  if (!client_.applyEdit)
+    return reply.error(ErrorCode::RequestFailed, "this client cannot apply workspace edits");
+  if (auto doc = documents_.get(job->uri); doc && doc->version != c->documentVersion)
+    return reply.error(ErrorCode::ContentModified,
+                       "the document changed since the candidate was made (version " +
+                           std::to_string(c->documentVersion) + ", now " + std::to_string(doc->version) +
+                           "); optimize again or use Diff");
+  protocol::CandidateParams accepted{job->jobId, job->uri, *c};
+  accepted.candidate.status = "accepted";
+  auto shared = std::make_shared<Reply>(std::move(reply));
+  outgoing_.send("workspace/applyEdit",
+                 json{{"label", "StitchCUDA: " + c->title},
+                      {"edit", candidateEdit(job->uri, *c, client_.documentChanges)}},
+                 [this, shared, accepted](std::optional<json> result, std::optional<protocol::RpcError> error) {
+                   if (error) return shared->error(ErrorCode::RequestFailed, "the client refused the edit: " + error->message);
+                   bool applied = result && result->value("applied", false);
+                   if (!applied) {
+                     std::string why = result ? result->value("failureReason", "no reason given") : "no answer";
+                     return shared->error(ErrorCode::RequestFailed, "the edit was not applied: " + why);
+                   }
+                   jobs_->record(accepted);
+                   if (client_.codeLensRefresh) outgoing_.send("workspace/codeLens/refresh", nullptr, [](auto, auto) {});
+                   (*shared)(json{{"applied", true}});
+                 });
+}
+
+void Server::rejectCandidate(const protocol::CandidateRef& ref, Reply reply) {
+  auto job = jobs_->state(ref.jobId);
+  const protocol::Candidate* c = job ? job->candidate(ref.candidateId) : nullptr;
+  if (!c) return reply.error(ErrorCode::InvalidParams, "no candidate " + ref.candidateId + " in job " + ref.jobId);
+  protocol::CandidateParams rejected{job->jobId, job->uri, *c};
+  rejected.candidate.status = "rejected";
+  jobs_->record(rejected);
+  if (client_.codeLensRefresh) outgoing_.send("workspace/codeLens/refresh", nullptr, [](auto, auto) {});
+  reply(nullptr);
+}
+
+void Server::bindJobs() {
+  dispatcher_.request<protocol::OptimizeParams>(
+      "stitchcuda/optimize", [this](protocol::OptimizeParams p, Reply reply, CancelToken) {
+        JobManager::StartRequest request;
+        request.uri = p.textDocument.uri;
+        auto path = uriToPath(p.textDocument.uri);
+        if (auto doc = documents_.get(p.textDocument.uri)) {
+          request.text = doc->text;
+          request.documentVersion = doc->version;
+        } else if (path) {
+          try {
+            request.text = readFile(*path);
+          } catch (const std::exception& e) {
+            return reply.error(ErrorCode::InvalidParams, std::string("the document is not open and ") + e.what());
+          }
+        } else {
+          return reply.error(ErrorCode::InvalidParams, "the document is not open: " + p.textDocument.uri);
+        }
+        request.fileName = path ? std::filesystem::path(*path).filename().string() : "task.py";
+        // Progress begins before the job so that its end, sent when the job finishes on the
+        // pool, can never overtake its begin.
+        auto progress = Progress::start(output_, outgoing_, p.workDoneToken, client_.workDoneProgress,
+                                        "stitchcuda/progress/" + std::to_string(++progressCounter_),
+                                        "StitchCUDA: optimizing " + request.fileName);
+        request.options = std::move(p);
+        if (progress) {
+          request.progress = [progress](const std::string& m, std::optional<int> pct) { progress->report(m, pct); };
+          request.onFinished = [progress](const protocol::JobFinishedParams& f) {
+            progress->end(f.state + (f.message.empty() ? "" : ": " + f.message));
+          };
+        }
+        std::string id;
+        try {
+          id = jobs_->start(std::move(request));
+        } catch (const std::exception& e) {
+          if (progress) progress->end(std::string("failed: ") + e.what());
+          return reply.error(ErrorCode::RequestFailed, e.what());
+        }
+        reply(json{{"jobId", id}});
+      });
+  dispatcher_.request<protocol::JobRef>(
+      "stitchcuda/cancelJob", [this](protocol::JobRef p, Reply reply, CancelToken) {
+        if (!jobs_->state(p.jobId)) return reply.error(ErrorCode::InvalidParams, "no job " + p.jobId);
+        reply(json{{"cancelled", jobs_->cancel(p.jobId)}});
+      });
+  dispatcher_.addRequest("stitchcuda/listJobs", [this](const json&, Reply reply, CancelToken) {
+    reply(json{{"jobs", jobs_->list()}});
+  });
+  dispatcher_.request<protocol::JobRef>(
+      "stitchcuda/waitJob", [this](protocol::JobRef p, Reply reply, CancelToken cancel) {
+        auto shared = std::make_shared<SharedReply>(std::move(reply));
+        bool known = jobs_->whenFinished(
+            p.jobId, [shared](const protocol::JobFinishedParams& f) { shared->once([&](Reply& r) { r(json(f)); }); },
+            cancel);
+        if (!known)
+          return shared->once([&](Reply& r) { r.error(ErrorCode::InvalidParams, "no job " + p.jobId); });
+        cancel.onCancel([shared] {
+          shared->once([](Reply& r) { r.error(ErrorCode::RequestCancelled, "waitJob cancelled"); });
+        });
+      });
+  dispatcher_.request<protocol::OpenJobLogParams>(
+      "stitchcuda/openJobLog", [this](protocol::OpenJobLogParams p, Reply reply, CancelToken) {
+        try {
+          reply(json{{"jobId", jobs_->reopen(p.path)}});
+        } catch (const std::exception& e) {
+          reply.error(ErrorCode::InvalidParams, e.what());
+        }
+      });
+}
+
+void Server::onJobEvent(const agents::JobEvent& event) {
+  output_.send(protocol::makeNotification(agents::methodOf(event), agents::paramsOf(event)));
+}
+
+}  // namespace stitch::server

@@ -1,0 +1,200 @@
+// Harness worker supervision; see WorkerProcess.h.
+#include "server/WorkerProcess.h"
+
+#include "server/Logger.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace stitch::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+agents::WorkerReply failure(std::string code, std::string message) {
+  return agents::WorkerReply{std::nullopt, agents::WorkerError{std::move(code), std::move(message), {}, {}}};
+}
+
+bool writeAll(int fd, const std::string& data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+WorkerProcess::WorkerProcess(WorkerSettings settings, std::function<void(const protocol::json&)> onEvent)
+    : settings_(std::move(settings)), onEvent_(std::move(onEvent)) {}
+
+WorkerProcess::~WorkerProcess() {
+  if (pid_ > 0) {
+    // Ask politely first: a worker that exits by itself releases the GPU cleanly.
+    writeAll(toWorker_, protocol::json{{"id", 0}, {"method", "shutdown"}, {"params", protocol::json::object()}}.dump() + "\n");
+    for (int i = 0; i < 20; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      ::usleep(50 * 1000);
+    }
+  }
+  kill();
+}
+
+std::optional<agents::WorkerError> WorkerProcess::spawn() {
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) return agents::WorkerError{"worker_start_failed", std::strerror(errno), {}, {}};
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    ::close(in[0]);
+    ::close(in[1]);
+    return agents::WorkerError{"worker_start_failed", std::strerror(errno), {}, {}};
+  }
+  std::string pythonPath = settings_.harnessDir.string();
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonPath += ":" + std::string(old);
+  std::vector<std::string> args{settings_.python, "-m", "stitchcuda_harness", "worker"};
+  args.insert(args.end(), settings_.extraArgs.begin(), settings_.extraArgs.end());
+
+  // Everything the child needs is prepared before fork: between fork and exec a
+  // multi-threaded parent's child may only make async-signal-safe calls (no malloc).
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv(*e);
+    if (kv.starts_with("PYTHONPATH=") || kv.starts_with("PYTHONUNBUFFERED=") ||
+        (settings_.gpu && kv.starts_with("CUDA_VISIBLE_DEVICES=")))
+      continue;
+    env.emplace_back(kv);
+  }
+  env.push_back("PYTHONPATH=" + pythonPath);
+  env.push_back("PYTHONUNBUFFERED=1");
+  if (settings_.gpu) env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(*settings_.gpu));
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  static const char kExecFailed[] = "stitchcuda: cannot start the harness worker interpreter\n";
+
+  pid_t pid = ::fork();
+  if (pid < 0) return agents::WorkerError{"worker_start_failed", std::strerror(errno), {}, {}};
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::execvpe(argv[0], argv.data(), envp.data());
+    [[maybe_unused]] auto ignored = ::write(2, kExecFailed, sizeof kExecFailed - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also from the parent, so kill(-pid) works whoever runs first
+  ::close(in[0]);
+  ::close(out[1]);
+  pid_ = pid;
+  toWorker_ = in[1];
+  fromWorker_ = out[0];
+  pending_.clear();
+  ++starts_;
+  logInfo("harness worker started (pid " + std::to_string(pid) + ", " + settings_.python + ")");
+  return std::nullopt;
+}
+
+void WorkerProcess::kill() {
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  if (toWorker_ >= 0) ::close(toWorker_);
+  if (fromWorker_ >= 0) ::close(fromWorker_);
+  toWorker_ = fromWorker_ = -1;
+}
+
+std::string WorkerProcess::exitDescription() {
+  int status = 0;
+  pid_t pid = pid_;
+  if (::waitpid(pid_, &status, 0) != pid_) return "the worker ended";
+  pid_ = -1;
+  kill();  // close the pipes
+  if (WIFEXITED(status)) {
+    int code = WEXITSTATUS(status);
+    if (code == 127) return "the worker could not start (is \"" + settings_.python + "\" installed?)";
+    return "the worker (pid " + std::to_string(pid) + ") exited with status " + std::to_string(code);
+  }
+  if (WIFSIGNALED(status))
+    return "the worker (pid " + std::to_string(pid) + ") was killed by signal " + std::to_string(WTERMSIG(status)) +
+           " (" + strsignal(WTERMSIG(status)) + ")";
+  return "the worker ended";
+}
+
+agents::WorkerReply WorkerProcess::call(const std::string& method, const protocol::json& params,
+                                        std::chrono::milliseconds deadline, const agents::CancelToken& cancel) {
+  if (pid_ <= 0)
+    if (auto error = spawn()) return agents::WorkerReply{std::nullopt, *error};
+  std::int64_t id = nextId_++;
+  std::string line = protocol::serialize(protocol::json{{"id", id}, {"method", method}, {"params", params}}) + "\n";
+  if (!writeAll(toWorker_, line)) return failure("worker_crashed", exitDescription());
+
+  auto until = Clock::now() + deadline;
+  while (true) {
+    // Complete lines first: the answer may already be buffered.
+    std::size_t eol;
+    while ((eol = pending_.find('\n')) != std::string::npos) {
+      std::string text = pending_.substr(0, eol);
+      pending_.erase(0, eol + 1);
+      protocol::json message;
+      try {
+        message = protocol::json::parse(text);
+      } catch (const std::exception&) {
+        logWarning("worker wrote a line that is not JSON: " + text.substr(0, 200));
+        continue;
+      }
+      if (message.contains("event")) {
+        if (onEvent_) onEvent_(message);
+        continue;
+      }
+      if (!message.contains("id") || message["id"] != id) continue;  // a stale answer
+      if (message.contains("result")) return agents::WorkerReply{message["result"], std::nullopt};
+      const protocol::json& e = message.value("error", protocol::json::object());
+      agents::WorkerError error{e.value("code", "worker_error"), e.value("message", "(no message)"), {}, {}};
+      if (e.contains("file") && e["file"].is_string()) error.file = e["file"].get<std::string>();
+      if (e.contains("line") && e["line"].is_number_integer()) error.line = e["line"].get<int>();
+      // A sticky CUDA error poisons the process: the next call must get a fresh one.
+      if (error.code == "cuda_sticky_error") kill();
+      return agents::WorkerReply{std::nullopt, error};
+    }
+    if (cancel.cancelled()) {
+      kill();
+      return failure("cancelled", method + " cancelled; the worker was stopped");
+    }
+    auto now = Clock::now();
+    if (now >= until) {
+      kill();
+      return failure("deadline_exceeded", method + " took longer than " +
+                                              std::to_string(deadline.count() / 1000) + " s; the worker was killed");
+    }
+    auto slice = std::min<long long>(100, std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1);
+    pollfd pfd{fromWorker_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, static_cast<int>(slice));
+    if (ready < 0 && errno != EINTR) return failure("worker_crashed", std::strerror(errno));
+    if (ready <= 0) continue;
+    char buffer[1 << 16];
+    ssize_t n = ::read(fromWorker_, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return failure("worker_crashed", exitDescription() + " during " + method);
+    pending_.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace stitch::server

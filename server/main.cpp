@@ -1,0 +1,175 @@
+// stitchcuda: the agent host. `serve` speaks LSP + stitchcuda/* over stdio; `optimize`
+// runs the same job headless in a terminal.
+#include "agents/BaselineJob.h"
+#include "server/Config.h"
+#include "server/HeadlessOptimize.h"
+#include "server/Logger.h"
+#include "server/Server.h"
+#include "server/StdioTransport.h"
+#include "server/WorkerProcess.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+using namespace stitch;
+
+const char* kUsage = R"(usage:
+  stitchcuda serve [--input-style=standard|delimited] [--input-mirror FILE]
+                   [--log FILE] [--log-level debug|info|warning|error]
+                   [--jobs-dir DIR] [--python PYTHON]
+  stitchcuda optimize FILE [--out DIR] [--json] [--brain builtin] [--jobs-dir DIR] [--python PYTHON]
+  stitchcuda --version
+)";
+
+struct CommonOptions {
+  server::HostConfig config;
+  std::optional<std::string> logFile;
+  server::LogLevel logLevel = server::LogLevel::Info;
+};
+
+// Parses the options shared by the subcommands; returns false (after printing why) on a
+// bad option. `rest` collects what the subcommand parses itself.
+bool parseCommon(int argc, char** argv, int start, CommonOptions& common, std::vector<std::string>& rest) {
+  for (int i = start; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const std::string& name) -> std::optional<std::string> {
+      if (arg.rfind(name + "=", 0) == 0) return arg.substr(name.size() + 1);
+      if (arg == name && i + 1 < argc) return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    if (auto v = value("--log")) common.logFile = *v;
+    else if (auto v = value("--log-level")) {
+      if (!server::parseLogLevel(*v, common.logLevel)) {
+        std::cerr << "stitchcuda: unknown log level " << *v << "\n";
+        return false;
+      }
+    } else if (auto v = value("--jobs-dir")) common.config.jobsDir = *v;
+    else if (auto v = value("--python")) common.config.python = *v;
+    else rest.push_back(arg);
+  }
+  return true;
+}
+
+server::Server::RunnerFactory runnerFactory() {
+  return [](const protocol::OptimizeParams& options,
+            const server::HostConfig& config) -> std::unique_ptr<agents::JobRunner> {
+    if (options.brain != "builtin") return nullptr;
+    server::WorkerSettings settings{config.python, config.harnessDir, {}, options.gpu};
+    agents::WorkerFactory workers = [settings](std::function<void(const protocol::json&)> onEvent) {
+      return std::make_unique<server::WorkerProcess>(settings, std::move(onEvent));
+    };
+    agents::BaselineLimits limits;
+    limits.stepDeadline = config.workerDeadline;
+    return std::make_unique<agents::BaselineJob>(std::move(workers), limits);
+  };
+}
+
+// Waits for the pool's jobs to notice cancellation; a job stuck past the grace period does
+// not keep the process alive.
+void drainPool(boost::asio::thread_pool& pool, std::chrono::seconds grace) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool joined = false;
+  std::thread joiner([&] {
+    pool.join();
+    std::lock_guard lock(m);
+    joined = true;
+    cv.notify_all();
+  });
+  std::unique_lock lock(m);
+  if (!cv.wait_for(lock, grace, [&] { return joined; })) {
+    server::logWarning("jobs did not stop in time; exiting anyway");
+    joiner.detach();
+    return;
+  }
+  lock.unlock();
+  joiner.join();
+}
+
+int serve(CommonOptions common, const std::vector<std::string>& rest) {
+  server::InputOptions input;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const std::string& arg = rest[i];
+    if (arg == "--input-style=delimited") input.delimited = true;
+    else if (arg == "--input-style=standard") input.delimited = false;
+    else if (arg.rfind("--input-mirror=", 0) == 0) input.mirrorFile = arg.substr(15);
+    else if (arg == "--input-mirror" && i + 1 < rest.size()) input.mirrorFile = rest[++i];
+    else {
+      std::cerr << "stitchcuda serve: unknown option " << arg << "\n" << kUsage;
+      return 2;
+    }
+  }
+  boost::asio::io_context loop;
+  auto guard = boost::asio::make_work_guard(loop);
+  boost::asio::thread_pool pool(common.config.poolThreads);
+  server::StdioOutput output;
+  int exitCode = 1;
+  {
+    server::Server srv(output, pool, common.config, runnerFactory());
+    srv.setOnFinished([&] {
+      exitCode = srv.exitCode();
+      guard.reset();
+      loop.stop();
+    });
+    // The reader blocks on stdin on its own thread and hands frames to the loop thread, which
+    // is the only one that dispatches. It is detached: at exit it may still sit in read().
+    std::thread([&loop, &srv, input] {
+      server::readInput(
+          0, input,
+          [&](protocol::Frame frame) {
+            boost::asio::post(loop, [&srv, frame = std::move(frame)] {
+              if (srv.finished()) return;
+              if (frame.kind == protocol::Frame::Kind::Message) srv.handleBody(frame.text);
+              else srv.handleFrameProblem(frame.text, frame.refusedLength > 0);
+            });
+          },
+          [&](bool midMessage) {
+            boost::asio::post(loop, [&srv, midMessage] {
+              if (!srv.finished()) srv.handleEndOfInput(midMessage);
+            });
+          });
+    }).detach();
+    server::logInfo("serving on stdio");
+    loop.run();
+    drainPool(pool, std::chrono::seconds(5));
+  }
+  server::logInfo("exiting with status " + std::to_string(exitCode));
+  return exitCode;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a closed client pipe is an error value, not a death
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::cout << "stitchcuda 0.1.0\n";
+    return 0;
+  }
+  CommonOptions common;
+  common.config = server::HostConfig::defaults(argv[0]);
+  std::vector<std::string> rest;
+  if (!parseCommon(argc, argv, 2, common, rest)) return 2;
+  server::Logger::instance().setLevel(common.logLevel);
+  if (common.logFile) server::Logger::instance().openFile(*common.logFile);
+
+  std::string command = argv[1];
+  if (command == "serve") return serve(std::move(common), rest);
+  if (command == "optimize") return server::runHeadlessOptimize(common.config, runnerFactory(), rest);
+  std::cerr << "stitchcuda: unknown command " << command << "\n" << kUsage;
+  return 2;
+}
