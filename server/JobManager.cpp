@@ -39,7 +39,11 @@ JobManager::JobManager(boost::asio::thread_pool& pool, std::filesystem::path job
                        RunnerFactory factory, EventSink sink)
     : pool_(pool), jobsDir_(std::move(jobsDir)), factory_(std::move(factory)), sink_(std::move(sink)) {}
 
-JobManager::~JobManager() { cancelAll(); }
+JobManager::~JobManager() {
+  cancelAll();
+  std::unique_lock lock(mutex_);
+  runnersDone_.wait(lock, [this] { return runnersActive_ == 0; });
+}
 
 std::string JobManager::newJobId() {
   std::string stamp = agents::utcNow();  // 2026-11-22T03:25:01.123Z
@@ -89,6 +93,7 @@ std::string JobManager::start(StartRequest request) {
     std::lock_guard lock(mutex_);
     jobs_[id] = job;
     order_.push_back(id);
+    ++runnersActive_;
   }
   logInfo("job " + id + " started for " + request.uri);
   boost::asio::post(pool_, [this, job, jobRequest = std::move(jobRequest),
@@ -104,6 +109,8 @@ std::string JobManager::start(StartRequest request) {
     result.jobId = jobRequest.jobId;
     if (job->cancel.token().cancelled() && result.state != "improved") result.state = "cancelled";
     finish(*job, std::move(result));
+    std::lock_guard lock(mutex_);
+    if (--runnersActive_ == 0) runnersDone_.notify_all();
   });
   return id;
 }

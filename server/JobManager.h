@@ -9,6 +9,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -30,6 +31,8 @@ public:
 
   JobManager(boost::asio::thread_pool& pool, std::filesystem::path jobsDir, RunnerFactory factory,
              EventSink sink);
+  // Cancels every job and waits for their runners to return (they check the token between
+  // steps, and worker calls notice a cancel within 100 ms).
   ~JobManager();
 
   struct StartRequest {
@@ -80,6 +83,8 @@ private:
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Job>> jobs_;
   std::vector<std::string> order_;  // job ids, oldest first
+  int runnersActive_ = 0;           // runners on the pool; the destructor waits for zero
+  std::condition_variable runnersDone_;
 };
 
 }  // namespace stitch::server

@@ -75,9 +75,9 @@ server::Server::RunnerFactory runnerFactory() {
   };
 }
 
-// Waits for the pool's jobs to notice cancellation; a job stuck past the grace period does
-// not keep the process alive.
-void drainPool(boost::asio::thread_pool& pool, std::chrono::seconds grace) {
+// Waits for the pool's jobs to notice cancellation; false when one is still stuck after the
+// grace period (the caller then exits without waiting for it).
+bool drainPool(boost::asio::thread_pool& pool, std::chrono::seconds grace) {
   std::mutex m;
   std::condition_variable cv;
   bool joined = false;
@@ -89,12 +89,12 @@ void drainPool(boost::asio::thread_pool& pool, std::chrono::seconds grace) {
   });
   std::unique_lock lock(m);
   if (!cv.wait_for(lock, grace, [&] { return joined; })) {
-    server::logWarning("jobs did not stop in time; exiting anyway");
     joiner.detach();
-    return;
+    return false;
   }
   lock.unlock();
   joiner.join();
+  return true;
 }
 
 int serve(CommonOptions common, const std::vector<std::string>& rest) {
@@ -142,7 +142,10 @@ int serve(CommonOptions common, const std::vector<std::string>& rest) {
     }).detach();
     server::logInfo("serving on stdio");
     loop.run();
-    drainPool(pool, std::chrono::seconds(5));
+    if (!drainPool(pool, std::chrono::seconds(5))) {
+      server::logWarning("jobs did not stop in time; exiting with status " + std::to_string(exitCode) + " anyway");
+      std::_Exit(exitCode);
+    }
   }
   server::logInfo("exiting with status " + std::to_string(exitCode));
   return exitCode;

@@ -1,0 +1,65 @@
+# The front door. `make demo` and `make test` set everything up themselves.
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+BUILD      ?= build
+FUZZ_BUILD ?= $(BUILD)/fuzz
+JOBS       ?= $(shell nproc)
+# Debian's python3-torch lives under /usr/bin/python3; the harness's CPU tests use it.
+TEST_PYTHON ?= /usr/bin/python3
+FUZZ_SECONDS ?= 20
+
+APT_PACKAGES := g++ cmake ninja-build pkg-config clang libclang-rt-14-dev \
+  libboost-dev nlohmann-json3-dev libcpp-httplib-dev libcurl4-openssl-dev \
+  googletest libgtest-dev python3-torch python3-numpy
+
+.PHONY: setup build build-fuzz demo test test-unit test-fuzz test-node bench clean
+
+# Idempotent: installs only what is missing, and re-runs `npm ci` only when the lockfile changed.
+setup:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing $$missing"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@if [ ! -f node_modules/.lock-stamp ] || ! cmp -s package-lock.json node_modules/.lock-stamp; then \
+	  npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-stamp; \
+	fi
+
+build:
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+build-fuzz:
+	@cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSTITCH_BUILD_TESTS=OFF -DSTITCH_BUILD_FUZZERS=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_framing_dispatch
+
+demo: setup build
+	@echo "== stitchcuda optimize examples/elementwise_chain.py"
+	@$(BUILD)/bin/stitchcuda optimize examples/elementwise_chain.py --out $(BUILD)/demo; \
+	  status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ] || exit $$status
+
+test: setup build build-fuzz
+	@$(MAKE) --no-print-directory test-fuzz test-node test-unit
+
+test-unit:
+	@cd $(BUILD) && STITCH_TEST_PYTHON=$(TEST_PYTHON) ctest --output-on-failure -j $(JOBS)
+
+# The fuzzer writes what it finds into a scratch folder, never into the committed seeds.
+test-fuzz:
+	@scratch=$$(mktemp -d); \
+	$(FUZZ_BUILD)/bin/fuzz_framing_dispatch -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  -timeout=10 $$scratch tests/fuzz/corpus 2>&1 | tail -n 3; status=$${PIPESTATUS[0]}; \
+	rm -rf $$scratch; exit $$status
+
+test-node:
+	@STITCHCUDA_BIN=$(abspath $(BUILD))/bin/stitchcuda node --test tests/node/
+
+bench: setup build
+	@STITCHCUDA_BIN=$(abspath $(BUILD))/bin/stitchcuda node bench/host_latency.mjs --out bench/results
+
+clean:
+	rm -rf $(BUILD)

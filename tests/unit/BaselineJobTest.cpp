@@ -1,0 +1,114 @@
+// Pins the BASELINE phase's use of the worker: what it asks in which order, what it streams,
+// and how a harness error ends the job. The worker is scripted in process.
+#include "agents/BaselineJob.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace stitch;
+using protocol::json;
+
+namespace {
+
+class ScriptedWorker final : public agents::Worker {
+public:
+  explicit ScriptedWorker(std::map<std::string, agents::WorkerReply> replies, std::vector<std::string>& calls)
+      : replies_(std::move(replies)), calls_(calls) {}
+  agents::WorkerReply call(const std::string& method, const json& params, std::chrono::milliseconds,
+                           const agents::CancelToken&) override {
+    calls_.push_back(method + (params.contains("path") ? " " + params["path"].get<std::string>() : ""));
+    auto it = replies_.find(method);
+    if (it == replies_.end()) return {std::nullopt, agents::WorkerError{"unknown_method", method, {}, {}}};
+    return it->second;
+  }
+
+private:
+  std::map<std::string, agents::WorkerReply> replies_;
+  std::vector<std::string>& calls_;
+};
+
+class RecordingContext final : public agents::JobContext {
+public:
+  void emit(agents::JobEvent e) override { events.push_back(std::move(e)); }
+  void progress(const std::string& m, std::optional<int>) override { progressMessages.push_back(m); }
+  const agents::CancelToken& cancelToken() const override { return token; }
+  std::vector<agents::JobEvent> events;
+  std::vector<std::string> progressMessages;
+  agents::CancelToken token;
+};
+
+agents::WorkerReply ok(json j) { return {std::move(j), std::nullopt}; }
+
+struct JobRun {
+  std::vector<std::string> calls;
+  RecordingContext context;
+  protocol::JobFinishedParams finished;
+};
+
+JobRun run(std::map<std::string, agents::WorkerReply> replies) {
+  JobRun r;
+  agents::BaselineJob job([&](auto) { return std::make_unique<ScriptedWorker>(replies, r.calls); });
+  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}};
+  r.finished = job.run(request, r.context);
+  return r;
+}
+
+std::map<std::string, agents::WorkerReply> cpuReplies() {
+  return {{"hello", ok({{"python", "3.11"}, {"torch", "1.13"}, {"cudaAvailable", false}})},
+          {"loadTask", ok({{"modelClass", "Model"}, {"inputs", json::array({1, 2})}})},
+          {"captureGraph", ok({{"nodes", json::array({1, 2, 3})}, {"uncovered", json::array()}})}};
+}
+
+}  // namespace
+
+TEST(BaselineJob, WithoutGpuCapturesTheGraphAndSaysVerificationNeedsAGpu) {
+  auto r = run(cpuReplies());
+  EXPECT_EQ(r.calls, (std::vector<std::string>{"hello", "loadTask /jobs/j/m.py", "captureGraph"}));
+  EXPECT_EQ(r.finished.state, "noImprovement");
+  EXPECT_NE(r.finished.message.find("GPU"), std::string::npos);
+  bool sawGraph = false;
+  for (const auto& e : r.context.events)
+    if (auto* l = std::get_if<protocol::LogParams>(&e); l && l->message.find("3 operator node(s)") != std::string::npos)
+      sawGraph = true;
+  EXPECT_TRUE(sawGraph);
+}
+
+TEST(BaselineJob, HarnessErrorEndsTheJobWithFileAndLine) {
+  auto replies = cpuReplies();
+  replies["loadTask"] = {std::nullopt, agents::WorkerError{"task_syntax_error", "invalid syntax", "/jobs/j/m.py", 7}};
+  auto r = run(replies);
+  EXPECT_EQ(r.finished.state, "failed");
+  EXPECT_NE(r.finished.message.find("/jobs/j/m.py:7: invalid syntax"), std::string::npos) << r.finished.message;
+  EXPECT_EQ(r.calls.size(), 2u);  // nothing after the failure
+}
+
+TEST(BaselineJob, OnAGpuTimesAndStreamsTheReferenceProfile) {
+  auto replies = cpuReplies();
+  replies["hello"] = ok({{"python", "3.12"}, {"torch", "2.11"}, {"cudaAvailable", true}, {"gpu", "H100"}, {"driver", "580"}});
+  replies["baseline"] = ok({{"eager", {{"medianMs", 1.5}}}, {"compile", {{"medianMs", 1.0}}}});
+  json line{{"line", 4}, {"gpuTimeUs", 1500.0}, {"share", 1.0}, {"bound", "memory"}};
+  replies["profileReference"] = ok({{"totalGpuTimeUs", 1500.0}, {"lines", json::array({line})}});
+  auto r = run(replies);
+  EXPECT_EQ(r.finished.state, "noImprovement");
+  const protocol::ProfileParams* profile = nullptr;
+  for (const auto& e : r.context.events)
+    if (auto* p = std::get_if<protocol::ProfileParams>(&e)) profile = p;
+  ASSERT_TRUE(profile);
+  EXPECT_EQ(profile->subject, "reference");
+  ASSERT_EQ(profile->lines.size(), 1u);
+  EXPECT_EQ(profile->lines[0].line, 4);
+}
+
+TEST(BaselineJob, CancelledBeforeAStepStopsThere) {
+  JobRun r;
+  agents::CancelSource source;
+  r.context.token = source.token();
+  source.cancel();
+  auto replies = cpuReplies();
+  agents::BaselineJob job([&](auto) { return std::make_unique<ScriptedWorker>(replies, r.calls); });
+  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}};
+  auto finished = job.run(request, r.context);
+  EXPECT_EQ(finished.state, "cancelled");
+  EXPECT_TRUE(r.calls.empty());
+}

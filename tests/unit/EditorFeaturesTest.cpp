@@ -1,0 +1,77 @@
+// Pins what the editor shows from a job: hover tables, lens titles, actions, edits.
+#include "server/EditorFeatures.h"
+
+#include "SampleJob.h"
+
+#include <gtest/gtest.h>
+
+using namespace stitch;
+
+namespace {
+
+agents::JobState sample() {
+  agents::JobState s;
+  for (const auto& e : test::sampleEvents()) s.apply(e);
+  return s;
+}
+
+}  // namespace
+
+TEST(Hover, ShowsTimeShareBoundAndKernelsForProfiledLine) {
+  auto md = server::hoverMarkdown(sample(), 10);
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("line 11"), std::string::npos);  // one-based for people
+  EXPECT_NE(md->find("1.500 ms"), std::string::npos);
+  EXPECT_NE(md->find("75.0%"), std::string::npos);
+  EXPECT_NE(md->find("memory"), std::string::npos);
+  EXPECT_NE(md->find("71% of peak"), std::string::npos);
+  EXPECT_NE(md->find("long scoreboard"), std::string::npos);
+  EXPECT_NE(md->find("`vectorized_elementwise_kernel`"), std::string::npos);
+}
+
+TEST(Hover, NothingForLinesWithoutProfile) { EXPECT_FALSE(server::hoverMarkdown(sample(), 3)); }
+
+TEST(CodeLens, ThreeLensesPerOpenCandidateSayingTheirStatus) {
+  auto lenses = server::codeLenses(sample());
+  ASSERT_EQ(lenses.size(), 6u);
+  EXPECT_EQ(lenses[0]["command"]["title"], "Accept (1.80×, verified)");
+  EXPECT_EQ(lenses[0]["command"]["command"], server::kAcceptCommand);
+  EXPECT_EQ(lenses[0]["command"]["arguments"][0]["candidateId"], "c1");
+  EXPECT_EQ(lenses[1]["command"]["title"], "Reject");
+  EXPECT_EQ(lenses[2]["command"]["command"], server::kDiffCommand);
+  EXPECT_EQ(lenses[2]["command"]["arguments"][0]["newText"], "        return stitch_ops.gelu_scale(x)\n");
+  EXPECT_EQ(lenses[3]["command"]["title"], "Accept (failed: numerics, nan_inf)");
+  EXPECT_EQ(lenses[0]["range"]["start"]["line"], 10);
+}
+
+TEST(CodeLens, UnverifiedCandidateSaysSo) {
+  protocol::Candidate c;
+  c.status = "unverified";
+  EXPECT_EQ(server::candidateBadge(c), "unverified");
+  c.status = "verified";
+  EXPECT_EQ(server::candidateBadge(c), "verified");  // no speedup measured yet
+}
+
+TEST(CodeLens, ClosedCandidatesHaveNoLenses) {
+  auto s = sample();
+  for (auto& c : s.candidates) c.status = "rejected";
+  EXPECT_TRUE(server::codeLenses(s).empty());
+}
+
+TEST(CodeAction, OffersCandidatesOverlappingTheRange) {
+  auto s = sample();
+  EXPECT_EQ(server::codeActions(s, {{11, 0}, {11, 4}}).size(), 2u);
+  EXPECT_TRUE(server::codeActions(s, {{0, 0}, {2, 0}}).empty());
+  auto a = server::codeActions(s, {{11, 0}, {11, 4}})[0];
+  EXPECT_EQ(a["kind"], "refactor.rewrite");
+  EXPECT_EQ(a["isPreferred"], true);
+}
+
+TEST(CandidateEdit, VersionedWhenTheClientSupportsIt) {
+  auto s = sample();
+  auto e = server::candidateEdit(s.uri, *s.candidate("c1"), true);
+  EXPECT_EQ(e["documentChanges"][0]["textDocument"]["version"], 3);
+  EXPECT_EQ(e["documentChanges"][0]["edits"][0]["range"]["start"]["line"], 10);
+  auto plain = server::candidateEdit(s.uri, *s.candidate("c1"), false);
+  EXPECT_TRUE(plain["changes"].contains("file:///m.py"));
+}

@@ -1,0 +1,108 @@
+// Every example under protocol/examples/ is a valid message whose params (or result) parse
+// into the type the host uses for it, so the catalogue and the code cannot drift apart. The
+// TypeScript side tests against the same files.
+#include "agents/JobEvent.h"
+#include "protocol/JsonRpc.h"
+#include "protocol/StitchTypes.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+
+using namespace stitch;
+using protocol::json;
+
+namespace {
+
+using Check = std::function<void(const json&)>;
+
+template <typename T>
+Check as() {
+  return [](const json& j) { (void)j.get<T>(); };
+}
+
+// Parsers for params of client messages and for results the host sends, by file stem.
+const std::map<std::string, Check>& typed() {
+  static const std::map<std::string, Check> table{
+      {"initialize.request", as<protocol::InitializeParams>()},
+      {"cancelRequest.notification", as<protocol::CancelParams>()},
+      {"textDocument.didOpen.notification", as<protocol::DidOpenParams>()},
+      {"textDocument.didChange.notification", as<protocol::DidChangeParams>()},
+      {"textDocument.didClose.notification", as<protocol::DidCloseParams>()},
+      {"textDocument.hover.request", as<protocol::TextDocumentPositionParams>()},
+      {"textDocument.codeLens.request", as<protocol::CodeLensParams>()},
+      {"textDocument.codeAction.request", as<protocol::CodeActionParams>()},
+      {"workspace.executeCommand.request",
+       [](const json& j) { (void)j.get<protocol::ExecuteCommandParams>().arguments.at(0).get<protocol::CandidateRef>(); }},
+      {"stitchcuda.optimize.request", as<protocol::OptimizeParams>()},
+      {"stitchcuda.cancelJob.request", as<protocol::JobRef>()},
+      {"stitchcuda.waitJob.request", as<protocol::JobRef>()},
+      {"stitchcuda.openJobLog.request", as<protocol::OpenJobLogParams>()},
+      {"stitchcuda.waitJob.result", as<protocol::JobFinishedParams>()},
+      {"stitchcuda.listJobs.result", [](const json& j) { (void)j.at("jobs").get<std::vector<protocol::JobSummary>>(); }},
+      {"textDocument.codeLens.result",
+       [](const json& j) {
+         for (const auto& lens : j) {
+           (void)lens.at("range").get<protocol::Range>();
+           (void)lens.at("command").at("arguments").at(0).get<protocol::CandidateRef>();
+         }
+       }},
+  };
+  return table;
+}
+
+std::vector<std::filesystem::path> examples() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(STITCH_SOURCE_DIR) / "protocol/examples"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST(ProtocolExamples, EveryExampleIsAValidMessageOfItsKind) {
+  auto files = examples();
+  ASSERT_GE(files.size(), 40u);
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.filename().string());
+    std::ifstream in(path);
+    json message = json::parse(in);
+    auto incoming = protocol::classify(message);
+    ASSERT_NE(incoming.kind, protocol::Incoming::Kind::Invalid) << incoming.error->message;
+    std::string stem = path.stem().string();
+    std::string kind = stem.substr(stem.rfind('.') + 1);
+    auto expectedKind = kind == "request"        ? protocol::Incoming::Kind::Request
+                        : kind == "notification" ? protocol::Incoming::Kind::Notification
+                                                 : protocol::Incoming::Kind::Response;
+    EXPECT_EQ(incoming.kind, expectedKind);
+    EXPECT_EQ(kind == "error", incoming.error.has_value());
+
+    if (incoming.kind == protocol::Incoming::Kind::Notification && incoming.method.rfind("stitchcuda/", 0) == 0) {
+      EXPECT_NO_THROW(agents::parseEvent(incoming.method, incoming.params));
+    }
+    if (auto it = typed().find(stem); it != typed().end()) {
+      EXPECT_NO_THROW(it->second(kind == "result" ? *incoming.result : incoming.params));
+    }
+  }
+}
+
+TEST(ProtocolExamples, EveryCatalogueMethodHasAnExample) {
+  std::set<std::string> methods;
+  for (const auto& path : examples()) {
+    std::ifstream in(path);
+    json message = json::parse(in);
+    if (message.contains("method")) methods.insert(message["method"].get<std::string>());
+  }
+  for (const char* m : {"initialize", "initialized", "shutdown", "exit", "$/cancelRequest", "$/progress",
+                        "window/workDoneProgress/create", "workspace/applyEdit", "workspace/codeLens/refresh",
+                        "textDocument/didOpen", "textDocument/didChange", "textDocument/didClose",
+                        "textDocument/hover", "textDocument/codeLens", "textDocument/codeAction",
+                        "workspace/executeCommand", "stitchcuda/optimize", "stitchcuda/plan",
+                        "stitchcuda/candidate", "stitchcuda/profile", "stitchcuda/log", "stitchcuda/jobFinished",
+                        "stitchcuda/cancelJob", "stitchcuda/listJobs", "stitchcuda/waitJob", "stitchcuda/openJobLog"})
+    EXPECT_TRUE(methods.count(m)) << m;
+}
