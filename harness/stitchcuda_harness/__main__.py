@@ -1,0 +1,108 @@
+"""Command line: `worker` (the host's JSON Lines worker), `verify` (the verdict for people and
+scripts, standing on its own), `build` (fast-path nvcc builds), `export` (KernelBench file)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .errors import HarnessError
+
+EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_STICKY = 0, 1, 2, 3
+
+
+def _print_human(v: dict[str, Any]) -> None:
+    print(f"{'PASSED' if v['passed'] else 'FAILED'}: {v['candidate']} against {v['reference']}")
+    for f in v["findings"]:
+        where = f"{f['file']}:{f['line']}: " if f.get("file") else ""
+        print(f"  [{f['check']}] {where}{f['message']} ({f['evidence']})")
+    for name, why in v["skipped_checks"].items():
+        print(f"  skipped {name}: {why}")
+    for flag in v["flags"]:
+        print(f"  flag {flag['name']}: {flag['reason']}")
+    t = v.get("timing")
+    if t:
+        comp = f", torch.compile {t['compile']['median_ms']:.4f} ms" if t.get("compile") and "median_ms" in t["compile"] else ""
+        print(f"  candidate {t['candidate']['median_ms']:.4f} ms, eager {t['eager']['median_ms']:.4f} ms{comp}, "
+              f"speedup vs eager {t['speedup_vs_eager']:.2f}x")
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .channel import json_safe
+    from .verifier import verify
+    from .verify_config import VerifyConfig
+    params: dict[str, Any] = {"trials": args.trials, "seed": args.seed, "timing": not args.no_timing,
+                              "compileBaseline": not args.no_compile, "allowPrecision": args.allow_precision,
+                              "kernelTrace": not args.no_kernel_trace}
+    for key, value in (("atol", args.atol), ("rtol", args.rtol), ("cacheDir", args.cache_dir), ("device", args.device),
+                       ("modelClass", args.model_class), ("inputsFn", args.inputs_fn)):
+        if value is not None:
+            params[key] = value
+    try:
+        verdict = verify(args.reference, args.candidate, VerifyConfig.from_params(params)).to_json()
+    except HarnessError as err:
+        print(json.dumps({"error": err.to_json()}) if args.json else f"error: {err}")
+        return EXIT_STICKY if err.code == "cuda_sticky_error" else EXIT_ERROR
+    if args.json:
+        print(json.dumps(json_safe(verdict), indent=1))
+    else:
+        _print_human(verdict)
+    return EXIT_PASSED if verdict["passed"] else EXIT_FAILED
+
+
+def _build(args: argparse.Namespace) -> int:
+    from .nvcc_build import Builder
+    results = Builder(args.cache_dir, args.arch).build_many(args.sources)
+    print(json.dumps([r.to_json() for r in results], indent=1))
+    return EXIT_PASSED if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .kernelbench_export import check_export, write_export
+    out = write_export(args.candidate, args.out)
+    result: dict[str, Any] = {"path": out}
+    if args.reference:
+        result["check"] = check_export(args.reference, args.candidate, out, {"cacheDir": args.cache_dir})
+    print(json.dumps(result, indent=1))
+    return EXIT_PASSED if result.get("check", {"same": True})["same"] else EXIT_FAILED
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m stitchcuda_harness")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("worker", help="serve the host over JSON Lines on stdio")
+    v = sub.add_parser("verify", help="verify a candidate against a reference task")
+    v.add_argument("--reference", required=True)
+    v.add_argument("--candidate", required=True)
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--trials", type=int, default=5)
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--atol", type=float)
+    v.add_argument("--rtol", type=float)
+    v.add_argument("--allow-precision", action="append", default=[], choices=["tf32", "fp16", "bf16"])
+    v.add_argument("--cache-dir")
+    v.add_argument("--device")
+    v.add_argument("--model-class")
+    v.add_argument("--inputs-fn")
+    v.add_argument("--no-timing", action="store_true")
+    v.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
+    v.add_argument("--no-kernel-trace", action="store_true")
+    b = sub.add_parser("build", help="nvcc fast-path build(s)")
+    b.add_argument("sources", nargs="+")
+    b.add_argument("--cache-dir", default=".stitchcuda-cache")
+    b.add_argument("--arch")
+    e = sub.add_parser("export", help="write the one-file KernelBench export")
+    e.add_argument("--candidate", required=True)
+    e.add_argument("--out", required=True)
+    e.add_argument("--reference", help="also check that the export gives the candidate's outputs")
+    e.add_argument("--cache-dir")
+    args = parser.parse_args(argv)
+    if args.command == "worker":
+        from .worker import main as worker_main
+        return worker_main()
+    return {"verify": _verify, "build": _build, "export": _export}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

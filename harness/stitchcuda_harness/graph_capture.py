@@ -1,0 +1,150 @@
+"""ATen-level graph capture by running the model once under a TorchDispatchMode: every ATen op
+that reaches the dispatcher is recorded with real shapes, dtypes and strides, the innermost frame
+of the user's file, and the module path from forward hooks. Running for real (rather than
+tracing symbolically) works the same on torch 1.13 and 2.x and never guesses a shape."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Optional
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .errors import from_exception
+from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
+from .task_loader import Task, check_tensor_outputs
+from .tensor_specs import dtype_name
+
+# Ops whose presence makes a static program impossible or non-reproducible; the planner must
+# know about them instead of receiving a graph that silently lacks them.
+_UNCOVERED_OPS = {
+    "aten::_local_scalar_dense": "reads a tensor value on the host (.item()/int()/bool()): data-dependent control flow",
+    "aten::nonzero": "output shape depends on data",
+    "aten::bernoulli": "random: results differ between runs",
+    "aten::native_dropout": "random (dropout in training mode): results differ between runs",
+    "aten::rand": "random: results differ between runs",
+    "aten::randn": "random: results differ between runs",
+    "aten::normal": "random: results differ between runs",
+    "aten::uniform_": "random: results differ between runs",
+}
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self, graph: Graph, task_file: str, module_stack: list[str]) -> None:
+        super().__init__()
+        self.graph = graph
+        self.task_file = os.path.realpath(task_file)
+        self.module_stack = module_stack
+        self.ids: dict[int, str] = {}
+        self.keep: list[torch.Tensor] = []  # holds every seen tensor so id() values stay unique
+
+    def register(self, t: torch.Tensor, role: str, name: Optional[str] = None,
+                 producer: Optional[int] = None, view_of: Optional[str] = None) -> str:
+        tid = f"t{len(self.graph.tensors)}"
+        self.graph.tensors.append(TensorValue(tid, list(t.shape), dtype_name(t.dtype), list(t.stride()),
+                                              t.storage_offset(), str(t.device), role, name, producer, view_of))
+        self.ids[id(t)] = tid
+        self.keep.append(t)
+        return tid
+
+    def lookup(self, t: torch.Tensor, op: str) -> str:
+        tid = self.ids.get(id(t))
+        if tid is None:
+            tid = self.register(t, "constant")
+            self.graph.uncovered.append(Uncovered(op, f"tensor {tid} has no recorded producer (created outside ATen, "
+                                                      "e.g. by a C++ extension or a global); captured as a constant",
+                                                  self.source()))
+        return tid
+
+    def source(self) -> Optional[SourceRef]:
+        frame = sys._getframe(1)
+        while frame is not None:
+            if os.path.realpath(frame.f_code.co_filename) == self.task_file:
+                return SourceRef(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+            frame = frame.f_back
+        return None
+
+    def encode(self, name: str, value: Any, op: str) -> dict[str, Any]:
+        if isinstance(value, torch.Tensor):
+            return {"name": name, "tensor": self.lookup(value, op)}
+        if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+            return {"name": name, "tensors": [self.lookup(v, op) if isinstance(v, torch.Tensor) else None for v in value]}
+        if isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)):
+            return {"name": name, "value": str(value).replace("torch.", "")}
+        if isinstance(value, (list, tuple)):
+            return {"name": name, "value": [v if isinstance(v, (int, float, bool)) or v is None else str(v) for v in value]}
+        if value is None or isinstance(value, (int, float, bool, str)):
+            return {"name": name, "value": value}
+        return {"name": name, "value": str(value)}
+
+    @staticmethod
+    def aliased_argument(schema: Any, alias: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+        """The argument a view or in-place result aliases, matched by the schema's alias set."""
+        for i, a in enumerate(schema.arguments):
+            if a.alias_info is not None and set(a.alias_info.before_set) & set(alias.before_set):
+                if a.name in kwargs:
+                    return kwargs[a.name]
+                return args[i] if i < len(args) else None
+        return None
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        schema = func._schema
+        op = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+        arg_names = [a.name for a in schema.arguments]
+        inputs = [self.encode(arg_names[i] if i < len(arg_names) else f"arg{i}", v, op) for i, v in enumerate(args)]
+        inputs += [self.encode(k, v, op) for k, v in kwargs.items()]
+        out = func(*args, **kwargs)
+        src = self.source()
+        if schema.name in _UNCOVERED_OPS:
+            self.graph.uncovered.append(Uncovered(op, _UNCOVERED_OPS[schema.name], src))
+        node_id = len(self.graph.nodes)
+        results = out if isinstance(out, (list, tuple)) else [out]
+        outputs: list[str] = []
+        kind = "compute"
+        for i, r in enumerate(results):
+            if not isinstance(r, torch.Tensor):
+                continue
+            alias = schema.returns[i].alias_info if i < len(schema.returns) else None
+            view_of = None
+            if alias is not None:
+                kind = "inplace" if alias.is_write else "view"
+                base = self.aliased_argument(schema, alias, args, kwargs)
+                if isinstance(base, torch.Tensor):
+                    view_of = self.lookup(base, op)
+            outputs.append(self.register(r, "intermediate", None, node_id, view_of))
+        module = ".".join(p for p in self.module_stack if p)
+        self.graph.nodes.append(Node(node_id, op, inputs, outputs, kind, module, src))
+        return out
+
+
+def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
+    model = task.instantiate(device, seed)
+    inputs = task.inputs(seed, device)
+    graph = Graph(task=task.path, device=str(device), torch=torch.__version__)
+    stack: list[str] = []
+    recorder = _Recorder(graph, task.path, stack)
+    for i, v in enumerate(inputs):
+        if isinstance(v, torch.Tensor):
+            graph.inputs.append(recorder.register(v, "input", f"inputs[{i}]"))
+    for name, p in model.named_parameters():
+        recorder.register(p, "parameter", name)
+    for name, b in model.named_buffers():
+        recorder.register(b, "buffer", name)
+    handles = []
+    for name, sub in model.named_modules():
+        # Hooks must return None: a value returned from a hook replaces the module's input/output.
+        handles.append(sub.register_forward_pre_hook(lambda _m, _i, n=name: None if stack.append(n) else None))
+        handles.append(sub.register_forward_hook(lambda _m, _i, _o: None if stack.pop() else None))
+    try:
+        with torch.no_grad(), recorder:
+            out = model(*inputs)
+    except Exception as exc:
+        raise from_exception("task_forward_error", exc, (task.path,), "capturing the graph") from exc
+    finally:
+        for h in handles:
+            h.remove()
+    for t in check_tensor_outputs(out, task.path, None, "task"):
+        graph.outputs.append(recorder.ids.get(id(t)) or recorder.lookup(t, "output"))
+    return graph

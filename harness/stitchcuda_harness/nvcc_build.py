@@ -1,0 +1,154 @@
+"""Fast-path candidate builds (design §6): nvcc compiles a `.cu` with a plain C ABI and no
+PyTorch headers into a shared library, cached by content hash; several builds run in parallel;
+compiler messages are parsed into diagnostics that point at the candidate's file and line."""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+# nvcc front end: "file(12): error: ..."; host compiler: "file:12:5: error: ..."
+_NVCC_DIAG = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<sev>error|warning|remark)[^:]*: (?P<msg>.*)$")
+_GCC_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|fatal error): (?P<msg>.*)$")
+_TOOL_DIAG = re.compile(r"^(?P<tool>ptxas|nvlink|ld|/usr/bin/ld)[^:]*:?\s*(?P<sev>error|fatal|warning)?\s*:?\s*(?P<msg>.*)$")
+# Libraries linked when the candidate includes their headers: cuBLASLt and cuDNN carry the heavy math.
+_LIBRARIES = {"cublasLt.h": "cublasLt", "cublas_v2.h": "cublas", "cudnn.h": "cudnn"}
+
+
+@dataclass
+class Diagnostic:
+    severity: str
+    message: str
+    file: Optional[str] = None
+    line: Optional[int] = None
+    column: Optional[int] = None
+    in_candidate: bool = False
+
+
+@dataclass
+class BuildResult:
+    source: str
+    ok: bool
+    library: Optional[str]
+    cached: bool
+    seconds: float
+    content_hash: str
+    command: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    log: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def find_nvcc() -> Optional[str]:
+    for candidate in (shutil.which("nvcc"), os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")):
+        if candidate and os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def default_arch() -> str:
+    """The visible GPU's architecture, or sm_90 where there is none (CI compiles for Hopper)."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+    except ImportError:
+        pass
+    return "sm_90"
+
+
+def _nvcc_version(nvcc: str) -> str:
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1] if out.stdout else "unknown"
+
+
+def parse_diagnostics(log: str, source: str) -> list[Diagnostic]:
+    real_source = os.path.realpath(source)
+    diags: list[Diagnostic] = []
+    for raw in log.splitlines():
+        line = raw.strip()
+        m = _NVCC_DIAG.match(line) or _GCC_DIAG.match(line)
+        if m:
+            file = m.group("file")
+            col = m.groupdict().get("col")
+            diags.append(Diagnostic(m.group("sev").replace("fatal error", "error"), m.group("msg"), file,
+                                    int(m.group("line")), int(col) if col else None,
+                                    os.path.realpath(file) == real_source))
+            continue
+        t = _TOOL_DIAG.match(line)
+        if t and (t.group("sev") or "error" in line.lower() or "undefined reference" in line):
+            diags.append(Diagnostic("warning" if t.group("sev") == "warning" else "error", line, None, None, None, False))
+    return diags
+
+
+class Builder:
+    def __init__(self, cache_dir: str, arch: Optional[str] = None, extra_flags: Optional[list[str]] = None) -> None:
+        nvcc = find_nvcc()
+        self.nvcc = nvcc
+        self.cache_dir = os.path.join(cache_dir, "builds")
+        self.arch = arch or default_arch()
+        self.extra_flags = list(extra_flags or [])
+        self._identity = _nvcc_version(nvcc) if nvcc else "no-nvcc"
+
+    def content_hash(self, source: str) -> str:
+        h = hashlib.sha256()
+        for part in (self._identity, self.arch, " ".join(self.extra_flags)):
+            h.update(part.encode() + b"\0")
+        # The source, its sibling headers and our ABI header: what the output depends on.
+        siblings = sorted(glob.glob(os.path.join(os.path.dirname(source), "*.h")) +
+                          glob.glob(os.path.join(os.path.dirname(source), "*.cuh")) +
+                          glob.glob(os.path.join(INCLUDE_DIR, "*.h")))
+        for path in [source] + siblings:
+            with open(path, "rb") as f:
+                h.update(os.path.basename(path).encode() + b"\0" + f.read())
+        return h.hexdigest()[:32]
+
+    def command(self, source: str, output: str, text: str) -> list[str]:
+        libs = [f"-l{lib}" for header, lib in _LIBRARIES.items() if f"<{header}>" in text or f'"{header}"' in text]
+        return [self.nvcc or "nvcc", "-O3", "-std=c++17", "-lineinfo", "-shared", "-Xcompiler", "-fPIC",
+                f"-arch={self.arch}", "-I", INCLUDE_DIR, *self.extra_flags, "-o", output, source, *libs]
+
+    def build(self, source: str) -> BuildResult:
+        source = os.path.abspath(source)
+        t0 = time.perf_counter()
+        if not os.path.isfile(source):
+            return BuildResult(source, False, None, False, 0.0, "", [],
+                               [Diagnostic("error", f"no such file: {source}", source)], "")
+        if self.nvcc is None:
+            return BuildResult(source, False, None, False, 0.0, "", [],
+                               [Diagnostic("error", "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)")], "")
+        digest = self.content_hash(source)
+        output = os.path.join(self.cache_dir, digest, "libcandidate.so")
+        if os.path.isfile(output):
+            return BuildResult(source, True, output, True, time.perf_counter() - t0, digest)
+        os.makedirs(os.path.dirname(output), exist_ok=True)
+        tmp = f"{output}.{os.getpid()}.{id(self)}.tmp"
+        with open(source, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        cmd = self.command(source, tmp, text)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        log = (proc.stdout + proc.stderr).strip()
+        diags = parse_diagnostics(log, source)
+        if proc.returncode != 0:
+            if not any(d.severity == "error" for d in diags):
+                diags.append(Diagnostic("error", f"nvcc exited with status {proc.returncode}"))
+            return BuildResult(source, False, None, False, time.perf_counter() - t0, digest, cmd, diags, log)
+        os.replace(tmp, output)  # atomic: parallel builds of one hash never see half a library
+        return BuildResult(source, True, output, False, time.perf_counter() - t0, digest, cmd, diags, log)
+
+    def build_many(self, sources: list[str], jobs: Optional[int] = None) -> list[BuildResult]:
+        workers = max(1, min(len(sources), jobs or os.cpu_count() or 1))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(self.build, sources))

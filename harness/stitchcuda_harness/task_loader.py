@@ -1,0 +1,169 @@
+"""Loading a task: a KernelBench file (`Model`, `get_inputs`, `get_init_inputs`) or a plain
+nn.Module file whose model class and input factory are named by a directive comment
+(`# stitchcuda: model=MyNet inputs=make_inputs init=make_init`) or by request params."""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import torch
+
+from .errors import HarnessError, from_exception
+from .module_loader import file_sha256, load_module
+from .tensor_specs import flatten_tensors, tensor_spec, to_device, value_spec
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*stitchcuda:[ \t]*(?P<body>.*)$", re.MULTILINE)
+_DIRECTIVE_KEYS = {"model": "model_class", "inputs": "inputs_fn", "init": "init_inputs_fn"}
+
+
+@dataclass
+class TaskNames:
+    model_class: str = "Model"
+    inputs_fn: str = "get_inputs"
+    init_inputs_fn: Optional[str] = "get_init_inputs"
+    format: str = "kernelbench"
+    directive_line: Optional[int] = None
+
+
+@dataclass
+class Task:
+    path: str
+    sha256: str
+    names: TaskNames
+    model_cls: type
+    get_inputs: Callable[[], Any]
+    get_init_inputs: Callable[[], Any]
+
+    def instantiate(self, device: torch.device, seed: int) -> torch.nn.Module:
+        """Seed, then construct: the candidate is built the same way so equal seeds give equal
+        weights (how KernelBench compares models)."""
+        init = self.init_inputs(seed)
+        torch.manual_seed(seed)
+        try:
+            model = self.model_cls(*init)
+        except Exception as exc:
+            raise from_exception("task_init_error", exc, (self.path,), f"{self.names.model_class}.__init__") from exc
+        if not isinstance(model, torch.nn.Module):
+            raise HarnessError("task_not_module", f"{self.names.model_class} is not an nn.Module", self.path, _line_of(self.model_cls))
+        return _to_device(model, device, self.path)
+
+    def init_inputs(self, seed: int) -> list[Any]:
+        torch.manual_seed(seed)
+        try:
+            return list(self.get_init_inputs())
+        except Exception as exc:
+            raise from_exception("task_inputs_error", exc, (self.path,), "get_init_inputs()") from exc
+
+    def inputs(self, seed: int, device: torch.device) -> list[Any]:
+        torch.manual_seed(seed)
+        try:
+            values = self.get_inputs()
+        except Exception as exc:
+            raise from_exception("task_inputs_error", exc, (self.path,), f"{self.names.inputs_fn}()") from exc
+        if not isinstance(values, (list, tuple)):
+            raise HarnessError("task_inputs_error", f"{self.names.inputs_fn}() must return a list, got {type(values).__name__}",
+                               self.path, _line_of(self.get_inputs))
+        return [to_device(v, device) for v in values]
+
+    def forward(self, model: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
+        """Run the reference and check its outputs are tensors (a tuple/list of them is fine)."""
+        try:
+            with torch.no_grad():
+                out = model(*inputs)
+        except Exception as exc:
+            raise from_exception("task_forward_error", exc, (self.path,), f"{self.names.model_class}.forward") from exc
+        return check_tensor_outputs(out, self.path, _line_of(getattr(self.model_cls, "forward", self.model_cls)), "task")
+
+
+def check_tensor_outputs(out: Any, path: str, line: Optional[int], role: str) -> list[torch.Tensor]:
+    items = list(out) if isinstance(out, (list, tuple)) else [out]
+    bad = [type(v).__name__ for v in items if not isinstance(v, torch.Tensor)]
+    if bad or not items:
+        raise HarnessError(f"{role}_non_tensor_output",
+                           f"forward must return a tensor or a tuple of tensors, got {type(out).__name__}"
+                           + (f" holding {', '.join(bad)}" if bad else ""), path, line)
+    return flatten_tensors(items)
+
+
+def _line_of(obj: Any) -> Optional[int]:
+    try:
+        return inspect.getsourcelines(obj)[1]
+    except (OSError, TypeError):
+        return None
+
+
+def _to_device(model: torch.nn.Module, device: torch.device, path: str) -> torch.nn.Module:
+    try:
+        return model.to(device)
+    except Exception as exc:
+        raise from_exception("task_init_error", exc, (path,), "moving the model to " + str(device)) from exc
+
+
+def parse_names(source: str, params: dict[str, Any]) -> TaskNames:
+    names = TaskNames()
+    for m in _DIRECTIVE.finditer(source):
+        names.format = "directive"
+        names.directive_line = source.count("\n", 0, m.start()) + 1
+        for token in m.group("body").split():
+            key, _, value = token.partition("=")
+            if key in _DIRECTIVE_KEYS and value:
+                setattr(names, _DIRECTIVE_KEYS[key], value)
+    for param, attr in (("modelClass", "model_class"), ("inputsFn", "inputs_fn"), ("initInputsFn", "init_inputs_fn")):
+        if params.get(param):
+            names.format = "params"
+            setattr(names, attr, params[param])
+    return names
+
+
+def load_task(path: str, params: Optional[dict[str, Any]] = None) -> Task:
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise HarnessError("file_not_found", f"no such task file: {path}", path)
+    with open(path, "r", encoding="utf-8") as f:
+        names = parse_names(f.read(), params or {})
+    module = load_module(path, "task")
+
+    def need(name: str) -> Any:
+        value = getattr(module, name, None)
+        if value is None:
+            hint = " (name it with '# stitchcuda: model=... inputs=...' or the modelClass/inputsFn params)"
+            raise HarnessError("task_missing_name", f"{os.path.basename(path)} defines no '{name}'{hint}",
+                               path, names.directive_line or 1)
+        return value
+
+    model_cls = need(names.model_class)
+    if not (inspect.isclass(model_cls) and issubclass(model_cls, torch.nn.Module)):
+        raise HarnessError("task_not_module", f"'{names.model_class}' is not an nn.Module subclass", path, _line_of(model_cls))
+    get_inputs = need(names.inputs_fn)
+    init_name = names.init_inputs_fn
+    get_init = getattr(module, init_name, None) if init_name else None
+    if get_init is None:
+        get_init = list  # no init factory: the model takes no constructor arguments
+    return Task(path, file_sha256(path), names, model_cls, get_inputs, get_init)
+
+
+def summarize(task: Task, device: torch.device, seed: int = 0) -> dict[str, Any]:
+    """Load-time facts, found by building the model and running it once (this is where errors
+    in __init__ and forward surface, with their file and line)."""
+    model = task.instantiate(device, seed)
+    inputs = task.inputs(seed, device)
+    outputs = task.forward(model, inputs)
+    params = list(model.parameters())
+    return {
+        "path": task.path,
+        "sha256": task.sha256,
+        "format": task.names.format,
+        "modelClass": task.names.model_class,
+        "inputsFn": task.names.inputs_fn,
+        "initInputsFn": task.names.init_inputs_fn,
+        "device": str(device),
+        "initInputs": [value_spec(v) for v in task.init_inputs(seed)],
+        "inputs": [value_spec(v) for v in inputs],
+        "outputs": [tensor_spec(t) for t in outputs],
+        "parameters": {"count": len(params), "elements": sum(p.numel() for p in params),
+                       "bytes": sum(p.numel() * p.element_size() for p in params)},
+        "forwardLine": _line_of(getattr(task.model_cls, "forward", task.model_cls)),
+    }

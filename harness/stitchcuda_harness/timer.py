@@ -1,0 +1,142 @@
+"""The one timer used for eager, torch.compile and candidates (design §7): warm-up, L2 flushed
+before each iteration, CUDA events with a device-wide synchronize before the end event (so work
+on any stream is counted), inputs rotated among several sets, median and spread.
+
+The timing primitives are bound when this module is imported, before any candidate is loaded,
+so a candidate that patches torch.cuda.Event or time.perf_counter cannot change our numbers
+(runtime_guards also reports the patch)."""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import torch
+
+_perf_counter = time.perf_counter
+_Event = torch.cuda.Event
+_event_record = torch.cuda.Event.record
+_event_elapsed = torch.cuda.Event.elapsed_time
+_synchronize = torch.cuda.synchronize
+_no_grad = torch.no_grad
+
+
+@dataclass
+class TimerConfig:
+    warmup: int = 5
+    iterations: int = 100
+    max_seconds: float = 1.0  # per measured function; iterations shrink to fit, never below min_iterations
+    min_iterations: int = 10
+    l2_flush: bool = True
+
+    @staticmethod
+    def from_params(p: dict[str, Any]) -> "TimerConfig":
+        c = TimerConfig()
+        for key, attr in (("warmup", "warmup"), ("iterations", "iterations"), ("maxSeconds", "max_seconds"),
+                          ("minIterations", "min_iterations"), ("l2Flush", "l2_flush")):
+            if key in p:
+                setattr(c, attr, type(getattr(c, attr))(p[key]))
+        return c
+
+
+@dataclass
+class TimingStats:
+    median_ms: float
+    mean_ms: float
+    min_ms: float
+    max_ms: float
+    p10_ms: float
+    p90_ms: float
+    stdev_ms: float
+    iterations: int
+    input_sets: int
+    method: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _stats(samples: list[float], input_sets: int, method: str) -> TimingStats:
+    s = sorted(samples)
+    q = lambda f: s[min(len(s) - 1, int(f * (len(s) - 1) + 0.5))]  # noqa: E731
+    return TimingStats(statistics.median(s), statistics.fmean(s), s[0], s[-1], q(0.1), q(0.9),
+                       statistics.pstdev(s), len(s), input_sets, method)
+
+
+class Timer:
+    def __init__(self, device: torch.device, config: TimerConfig) -> None:
+        self.device = device
+        self.config = config
+        self._flush_buffer = None
+        if device.type == "cuda" and config.l2_flush:
+            props = torch.cuda.get_device_properties(device)
+            l2 = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
+            # Twice the L2 so no line of the previous iteration survives the flush.
+            self._flush_buffer = torch.empty(2 * l2 // 4, dtype=torch.float32, device=device)
+
+    def _flush(self) -> None:
+        if self._flush_buffer is not None:
+            self._flush_buffer.zero_()
+
+    def measure(self, fn: Callable[..., Any], input_sets: list[list[Any]]) -> TimingStats:
+        """Time `fn(*inputs)` rotating over `input_sets`."""
+        cfg = self.config
+        n = len(input_sets)
+        with _no_grad():
+            if self.device.type != "cuda":
+                return self._measure_cpu(fn, input_sets)
+            t0 = _perf_counter()
+            for i in range(max(1, cfg.warmup)):
+                fn(*input_sets[i % n])
+            _synchronize()
+            per_iter = (_perf_counter() - t0) / max(1, cfg.warmup)
+            iters = max(cfg.min_iterations, min(cfg.iterations, int(cfg.max_seconds / max(per_iter, 1e-6))))
+            pairs = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(iters)]
+            for i, (start, end) in enumerate(pairs):
+                self._flush()
+                _event_record(start)
+                fn(*input_sets[i % n])
+                _synchronize()  # device-wide: side-stream work finishes inside the timed region
+                _event_record(end)
+            _synchronize()
+            samples = [_event_elapsed(s, e) for s, e in pairs]
+        return _stats(samples, n, "cuda_events_device_sync_l2_flush" if self._flush_buffer is not None else "cuda_events_device_sync")
+
+    def _measure_cpu(self, fn: Callable[..., Any], input_sets: list[list[Any]]) -> TimingStats:
+        cfg = self.config
+        n = len(input_sets)
+        t0 = _perf_counter()
+        for i in range(max(1, cfg.warmup)):
+            fn(*input_sets[i % n])
+        per_iter = (_perf_counter() - t0) / max(1, cfg.warmup)
+        iters = max(cfg.min_iterations, min(cfg.iterations, int(cfg.max_seconds / max(per_iter, 1e-6))))
+        samples = []
+        for i in range(iters):
+            s = _perf_counter()
+            fn(*input_sets[i % n])
+            samples.append((_perf_counter() - s) * 1e3)
+        return _stats(samples, n, "cpu_perf_counter")
+
+
+def measure_bandwidth_gbps(device: torch.device, megabytes: int = 512) -> float:
+    """Device-to-device copy bandwidth (bytes read + written per second): the memory ceiling used
+    to flag impossible speedups."""
+    if device.type != "cuda":
+        return 0.0
+    n = megabytes * 1024 * 1024 // 4
+    a = torch.empty(n, dtype=torch.float32, device=device).fill_(1.0)
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    reps = 10
+    _synchronize()
+    _event_record(start)
+    for _ in range(reps):
+        b.copy_(a)
+    _event_record(end)
+    _synchronize()
+    seconds = _event_elapsed(start, end) / 1e3 / reps
+    del a, b
+    return 2 * n * 4 / seconds / 1e9

@@ -1,0 +1,15 @@
+# Cheat: its .cu launches on a private stream (see side_stream_cuda.cu).
+import torch
+import torch.nn as nn
+from stitchcuda_harness.abi import load_library
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lib = load_library(__stitch_library__)
+
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        self.lib.forward(x, y, out)
+        return out

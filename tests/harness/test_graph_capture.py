@@ -1,0 +1,85 @@
+"""Graph capture: ATen ops with shapes, dtypes, strides, source lines and module paths; the
+JSON round-trips; what cannot be captured is listed."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import textwrap
+import unittest
+
+import torch
+
+from tests.harness import REPO
+from stitchcuda_harness.graph_capture import capture_graph
+from stitchcuda_harness.graph_ir import SCHEMA, Graph
+from stitchcuda_harness.task_loader import load_task
+
+CPU = torch.device("cpu")
+
+
+class GraphCaptureTest(unittest.TestCase):
+    def test_mlp_graph(self) -> None:
+        path = os.path.join(REPO, "examples", "mlp.py")
+        g = capture_graph(load_task(path), CPU)
+        ops = [n.op for n in g.nodes]
+        self.assertIn("aten::addmm", ops)
+        self.assertTrue(any(op.startswith("aten::relu") for op in ops))
+        addmm = next(n for n in g.nodes if n.op == "aten::addmm")
+        self.assertEqual(addmm.module, "fc")
+        self.assertEqual((addmm.source.file, addmm.source.line), (path, 13))
+        tensors = {t.id: t for t in g.tensors}
+        out = tensors[g.outputs[0]]
+        self.assertEqual((out.shape, out.dtype, out.strides), ([256, 256], "float32", [256, 1]))
+        roles = {t.name: t.role for t in g.tensors if t.name}
+        self.assertEqual(roles["fc.weight"], "parameter")
+        self.assertEqual(roles["inputs[0]"], "input")
+        self.assertEqual(g.uncovered, [])
+
+    def test_json_round_trip(self) -> None:
+        g = capture_graph(load_task(os.path.join(REPO, "examples", "elementwise_chain.py")), CPU)
+        data = json.loads(json.dumps(g.to_json()))
+        self.assertEqual(data["schema"], SCHEMA)
+        self.assertEqual(Graph.from_json(data), g)
+        self.assertEqual([n.op for n in g.nodes], ["aten::mul.Tensor", "aten::add.Tensor", "aten::relu",
+                                                  "aten::sigmoid", "aten::mul.Tensor"])
+
+    def test_inplace_and_view_kinds(self) -> None:
+        g = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    y = x.view(-1)
+                    y = y * 2
+                    y.add_(1)
+                    return y
+            def get_inputs():
+                return [torch.ones(2, 3)]
+            """)), CPU)
+        self.assertEqual([(n.op, n.kind) for n in g.nodes],
+                         [("aten::view", "view"), ("aten::mul.Tensor", "compute"), ("aten::add_.Tensor", "inplace")])
+
+    def test_data_dependent_ops_are_uncovered_not_dropped(self) -> None:
+        g = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    if x.sum().item() > 0:
+                        return x + 1
+                    return x - 1
+            def get_inputs():
+                return [torch.ones(4)]
+            """)), CPU)
+        self.assertEqual([u.op for u in g.uncovered], ["aten::_local_scalar_dense"])
+        self.assertEqual(g.uncovered[0].source.line, 5)
+
+    def write(self, body: str) -> str:
+        fd, path = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write(textwrap.dedent(body))
+        self.addCleanup(os.unlink, path)
+        return path
+
+
+if __name__ == "__main__":
+    unittest.main()

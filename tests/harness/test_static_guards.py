@@ -1,0 +1,93 @@
+"""Static guards over the adversarial suite (each file's manifest entry names what the static
+pass alone must find) and over honest candidates (which must produce no finding)."""
+from __future__ import annotations
+
+import json
+import os
+import unittest
+
+from tests.harness import REPO
+from stitchcuda_harness.candidate_files import resolve_candidate
+from stitchcuda_harness.static_guards import StaticContext, scan_candidate, scan_python
+from stitchcuda_harness.verdict import CHECK_NAMES
+
+HERE = os.path.join(REPO, "tests", "harness")
+
+
+def load_manifest() -> dict:
+    with open(os.path.join(HERE, "adversarial", "manifest.json")) as f:
+        return json.load(f)
+
+
+def static_checks(candidate: str, reference_stem: str = "", allowed: frozenset[str] = frozenset()) -> set[str]:
+    files = resolve_candidate(candidate)
+    return {f.check for f in scan_candidate(files.python, files.cuda, StaticContext(reference_stem, set(allowed)))}
+
+
+class AdversarialStaticTest(unittest.TestCase):
+    def test_manifest_has_at_least_15_cheats_with_known_check_names(self) -> None:
+        manifest = load_manifest()
+        self.assertGreaterEqual(len(manifest["candidates"]), 15)
+        for entry in manifest["candidates"]:
+            self.assertTrue(set(entry["expect"]) <= set(CHECK_NAMES), entry)
+            self.assertTrue(set(entry["static"]) <= set(CHECK_NAMES), entry)
+
+    def test_each_cheat_is_seen_statically(self) -> None:
+        manifest = load_manifest()
+        for entry in manifest["candidates"]:
+            with self.subTest(entry["file"]):
+                stem = os.path.splitext(os.path.basename(entry["task"]))[0]
+                got = static_checks(os.path.join(HERE, "adversarial", entry["file"]), stem)
+                self.assertTrue(set(entry["static"]) <= got, f"{entry['file']}: expected {entry['static']}, got {sorted(got)}")
+
+    def test_honest_candidates_are_clean(self) -> None:
+        for name in ("elementwise_chain", "mlp", "host_elementwise"):
+            with self.subTest(name):
+                self.assertEqual(static_checks(os.path.join(HERE, "honest", name), "elementwise_chain"), set())
+
+
+class PythonRulesTest(unittest.TestCase):
+    def checks(self, source: str, allowed: set[str] | None = None) -> set[str]:
+        return {f.check for f in scan_python(source, "cand.py", StaticContext("task", allowed or set()))}
+
+    def test_compute_in_init_is_allowed_but_not_in_forward(self) -> None:
+        src = ("import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n"
+               "    def __init__(self):\n        super().__init__()\n        self.w = nn.Parameter(torch.randn(3).abs())\n"
+               "    def forward(self, x):\n        return helper(x)\n"
+               "def helper(x):\n    return torch.nn.functional.gelu(x)\n")
+        self.assertEqual(self.checks(src), {"pytorch_compute"})
+
+    def test_layer_called_in_forward(self) -> None:
+        src = ("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+               "        self.fc = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.fc(x)\n")
+        self.assertEqual(self.checks(src), {"pytorch_compute"})
+
+    def test_tf32_flag_respects_opt_in_and_turning_it_off(self) -> None:
+        src = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n"
+        self.assertEqual(self.checks(src), {"precision_downgrade"})
+        self.assertEqual(self.checks(src, {"tf32"}), set())
+        self.assertEqual(self.checks("import torch\ntorch.backends.cuda.matmul.allow_tf32 = False\n"), set())
+
+    def test_aliased_timer_patch(self) -> None:
+        src = "import torch\nEv = torch.cuda.Event\nEv.elapsed_time = lambda a, b: 0.0\n"
+        self.assertEqual(self.checks(src), {"patched_timer"})
+
+    def test_setattr_on_torch(self) -> None:
+        self.assertEqual(self.checks("import torch\nsetattr(torch, 'matmul', None)\n"), {"patched_torch_function"})
+
+    def test_import_fallback_try_is_allowed(self) -> None:
+        self.assertEqual(self.checks("try:\n    import numpy\nexcept ImportError:\n    numpy = None\n"), set())
+
+    def test_load_inline_cpp_is_scanned(self) -> None:
+        src = ('cpp = """\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor a, torch::Tensor b) {\n'
+               '  return torch::matmul(a, b);\n}\n"""\n')
+        found = scan_python(src, "cand.py", StaticContext())
+        self.assertEqual([(f.check, f.line) for f in found], [("pytorch_compute", 4)])
+
+    def test_cxx_allocation_is_allowed(self) -> None:
+        src = 'cpp = """\n#include <torch/extension.h>\nauto out = torch::empty_like(x);\n"""\n'
+        self.assertEqual(self.checks(src), set())
+
+
+if __name__ == "__main__":
+    unittest.main()

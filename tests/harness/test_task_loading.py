@@ -1,0 +1,130 @@
+"""Task loading: both formats, and every error carries the user's file and line."""
+from __future__ import annotations
+
+import os
+import tempfile
+import textwrap
+import unittest
+
+import torch
+
+from tests.harness import REPO
+from stitchcuda_harness.errors import HarnessError
+from stitchcuda_harness.task_loader import load_task, summarize
+
+CPU = torch.device("cpu")
+
+
+class TaskLoadingTest(unittest.TestCase):
+    def write(self, body: str) -> str:
+        fd, path = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write(textwrap.dedent(body))
+        self.addCleanup(os.unlink, path)
+        return path
+
+    def error_of(self, path: str, **params: str) -> HarnessError:
+        with self.assertRaises(HarnessError) as ctx:
+            summarize(load_task(path, params), CPU)
+        return ctx.exception
+
+    def test_kernelbench_task_summary(self) -> None:
+        s = summarize(load_task(os.path.join(REPO, "tests/harness/fixtures/small_elementwise.py")), CPU)
+        self.assertEqual(s["format"], "kernelbench")
+        self.assertEqual(s["outputs"][0]["shape"], [64, 128])
+        self.assertEqual(len(s["inputs"]), 2)
+
+    def test_directive_names_model_and_inputs(self) -> None:
+        s = summarize(load_task(os.path.join(REPO, "examples/mlp.py")), CPU)
+        self.assertEqual((s["format"], s["modelClass"], s["inputsFn"]), ("directive", "MLPBlock", "make_inputs"))
+        self.assertEqual(s["parameters"]["count"], 2)
+
+    def test_params_name_model_and_inputs(self) -> None:
+        path = self.write("""
+            import torch
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    return x * 2
+            def make():
+                return [torch.ones(3)]
+            """)
+        s = summarize(load_task(path, {"modelClass": "Net", "inputsFn": "make"}), CPU)
+        self.assertEqual(s["format"], "params")
+
+    def test_syntax_error_has_file_and_line(self) -> None:
+        path = self.write("import torch\n\ndef broken(:\n    pass\n")
+        err = self.error_of(path)
+        self.assertEqual((err.code, err.file, err.line), ("syntax_error", path, 3))
+
+    def test_missing_model_names_the_name(self) -> None:
+        path = self.write("import torch\ndef get_inputs():\n    return []\n")
+        err = self.error_of(path)
+        self.assertEqual(err.code, "task_missing_name")
+        self.assertIn("'Model'", err.message)
+        self.assertEqual(err.file, path)
+
+    def test_missing_inputs_fn_from_directive(self) -> None:
+        path = self.write("""
+            # stitchcuda: model=Net inputs=nowhere
+            import torch
+            class Net(torch.nn.Module):
+                def forward(self, x):
+                    return x
+            """)
+        err = self.error_of(path)
+        self.assertEqual((err.code, err.line), ("task_missing_name", 2))
+
+    def test_exception_in_init_points_at_the_raising_line(self) -> None:
+        path = self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    raise ValueError("bad config")
+                def forward(self, x):
+                    return x
+            def get_inputs():
+                return [torch.ones(2)]
+            """)
+        err = self.error_of(path)
+        self.assertEqual((err.code, err.file, err.line), ("task_init_error", path, 6))
+        self.assertIn("bad config", err.message)
+
+    def test_exception_in_forward_points_at_the_raising_line(self) -> None:
+        path = self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    y = x + 1
+                    return y @ torch.ones(7, 7)
+            def get_inputs():
+                return [torch.ones(2, 3)]
+            """)
+        err = self.error_of(path)
+        self.assertEqual((err.code, err.line), ("task_forward_error", 6))
+
+    def test_non_tensor_output(self) -> None:
+        path = self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return {"y": x}
+            def get_inputs():
+                return [torch.ones(2)]
+            """)
+        err = self.error_of(path)
+        self.assertEqual((err.code, err.line), ("task_non_tensor_output", 4))
+
+    def test_exception_at_import(self) -> None:
+        path = self.write("import torch\nX = 1 / 0\n")
+        err = self.error_of(path)
+        self.assertEqual((err.code, err.line), ("task_import_error", 2))
+
+    def test_missing_file(self) -> None:
+        with self.assertRaises(HarnessError) as ctx:
+            load_task("/nonexistent/task.py")
+        self.assertEqual(ctx.exception.code, "file_not_found")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,90 @@
+"""verify on CPU tensors: the honest host-side fast-path candidate passes every check; the
+adversarial candidates that can run on CPU are rejected with their manifest's checks; the state
+snapshot reports and undoes patches."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import unittest
+
+import torch
+
+from tests.harness import REPO
+from stitchcuda_harness.nvcc_build import find_nvcc
+from stitchcuda_harness.runtime_guards import StateSnapshot
+from stitchcuda_harness.verifier import verify
+from stitchcuda_harness.verify_config import VerifyConfig
+
+HERE = os.path.join(REPO, "tests", "harness")
+SMALL = os.path.join(HERE, "fixtures", "small_elementwise.py")
+
+
+def run(task: str, candidate: str, **params: object) -> dict:
+    cfg = VerifyConfig.from_params({"timing": False, "device": "cpu", "cacheDir": tempfile.gettempdir() + "/stitch-verify-cpu", **params})
+    return verify(task, candidate, cfg).to_json()
+
+
+class VerifyCpuTest(unittest.TestCase):
+    @unittest.skipIf(find_nvcc() is None, "nvcc not installed")
+    def test_honest_host_candidate_passes_with_timing(self) -> None:
+        v = run(SMALL, os.path.join(HERE, "honest", "host_elementwise"), timing=True, compileBaseline=False, timer={"maxSeconds": 0.05})
+        self.assertTrue(v["passed"], v["findings"])
+        self.assertEqual(len(v["trials"]), 6)
+        self.assertEqual(v["trials"][-1]["distribution"], "randn*3+0.5")
+        self.assertEqual((v["tolerance"]["atol"], v["tolerance"]["rtol"]), (1e-4, 1e-4))
+        self.assertGreater(v["timing"]["candidate"]["median_ms"], 0)
+        self.assertLess(v["ground_truth"]["candidate_max_abs_err"][0], 1e-5)
+
+    def test_cpu_runnable_cheats_are_rejected_for_the_right_reason(self) -> None:
+        with open(os.path.join(HERE, "adversarial", "manifest.json")) as f:
+            manifest = json.load(f)
+        for entry in manifest["candidates"]:
+            if not entry["cpu"]:
+                continue
+            with self.subTest(entry["file"]):
+                task = os.path.join(REPO, entry["task"]) if "relu" in entry["task"] else SMALL
+                v = run(task, os.path.join(HERE, "adversarial", entry["file"]))
+                self.assertFalse(v["passed"])
+                self.assertTrue(set(entry["expect"]) <= set(v["failed_checks"]), (entry["expect"], v["failed_checks"]))
+
+    def test_return_input_is_caught_only_by_the_other_distribution(self) -> None:
+        v = run(os.path.join(HERE, "fixtures", "relu_nonneg.py"), os.path.join(HERE, "adversarial", "return_input.py"))
+        passed = [t["passed"] for t in v["trials"]]
+        self.assertEqual(passed, [True] * 5 + [False])
+        self.assertEqual(v["trials"][-1]["distribution"], "randn")
+
+    def test_degenerate_reference_is_flagged(self) -> None:
+        fd, task = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 0\n"
+                    "def get_inputs():\n    return [torch.randn(8)]\n")
+        self.addCleanup(os.unlink, task)
+        fd, cand = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.zeros_like(x)\n")
+        self.addCleanup(os.unlink, cand)
+        v = run(task, cand)
+        self.assertIn("degenerate_reference", [f["name"] for f in v["flags"]])
+
+    def test_snapshot_reports_and_restores_patches(self) -> None:
+        snap = StateSnapshot.take()
+        original_event, original_clock = torch.cuda.Event.elapsed_time, time.perf_counter
+        torch.cuda.Event.elapsed_time = lambda self, end: 0.0
+        time.perf_counter = lambda: 0.0
+        torch.Tensor.__sub__ = lambda a, b: a
+        tf32_before = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        found = {f.check for f in snap.check_and_restore("in a test", set())}
+        expected = {"patched_timer", "patched_torch_function"} | (set() if tf32_before else {"precision_downgrade"})
+        self.assertEqual(found, expected)
+        self.assertEqual(torch.backends.cuda.matmul.allow_tf32, tf32_before)
+        self.assertIs(torch.cuda.Event.elapsed_time, original_event)
+        self.assertIs(time.perf_counter, original_clock)
+        self.assertNotIn("__sub__", vars(torch.Tensor))
+        self.assertEqual(snap.check_and_restore("again", set()), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
