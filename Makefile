@@ -39,7 +39,7 @@ build-fuzz:
 
 demo: setup build
 	@echo "== stitchcuda optimize examples/elementwise_chain.py"
-	@$(BUILD)/bin/stitchcuda optimize examples/elementwise_chain.py --out $(BUILD)/demo; \
+	@$(BUILD)/bin/stitchcuda optimize examples/elementwise_chain.py --python $(TEST_PYTHON) --out $(BUILD)/demo; \
 	  status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ] || exit $$status
 
 test: setup build build-fuzz

@@ -2,6 +2,7 @@
 // ends the job with the harness's own error (file and line when it has them).
 #include "agents/BaselineJob.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace stitch::agents {
@@ -57,13 +58,33 @@ private:
   protocol::JobFinishedParams finished_{"", "failed", std::nullopt, std::nullopt, ""};
 };
 
+std::string duration(double us) { return us >= 1000.0 ? fixed(us / 1000.0, 2) + " ms" : fixed(us, 0) + " µs"; }
+
+// The harness's per-line table (one-based lines, operator names) as the editor's profile:
+// zero-based lines, the operators behind each line, and inline text for the hottest lines.
 protocol::ProfileParams toProfile(const JobRequest& request, const json& result) {
+  constexpr double kInlineShare = 0.05;  // lines under 5% of the forward get no inline text
+  constexpr std::size_t kInlineLines = 5;
   protocol::ProfileParams p;
   p.jobId = request.jobId;
   p.uri = request.uri;
   p.subject = "reference";
-  p.totalGpuTimeUs = result.value("totalGpuTimeUs", 0.0);
-  for (const json& l : result.value("lines", json::array())) p.lines.push_back(l.get<protocol::ProfileLine>());
+  p.totalGpuTimeUs = result.value("totalUs", 0.0);
+  p.timeKind = result.value("timeKind", "gpu");
+  bool gpu = p.timeKind == "gpu";
+  for (const json& l : result.value("lines", json::array())) {
+    protocol::ProfileLine line;
+    line.line = l.at("line").get<int>() - 1;
+    line.gpuTimeUs = l.at("timeUs").get<double>();
+    line.share = l.value("share", 0.0);
+    for (const json& op : l.value("ops", json::array())) line.kernels.push_back(op.value("name", "?"));
+    p.lines.push_back(std::move(line));
+  }
+  std::sort(p.lines.begin(), p.lines.end(), [](const auto& a, const auto& b) { return a.gpuTimeUs > b.gpuTimeUs; });
+  for (std::size_t i = 0; i < p.lines.size() && i < kInlineLines; ++i)
+    if (p.lines[i].share >= kInlineShare)
+      p.lines[i].inlineText = duration(p.lines[i].gpuTimeUs) + (gpu ? "" : " CPU") + " · " +
+                              fixed(p.lines[i].share * 100.0, 0) + "% of forward";
   return p;
 }
 
@@ -84,34 +105,36 @@ protocol::JobFinishedParams BaselineJob::run(const JobRequest& request, JobConte
             (cuda ? ", GPU " + hello->value("gpu", "?") + ", driver " + hello->value("driver", "?")
                   : ", no GPU"));
 
-  auto task = steps.call("loadTask", json{{"path", request.taskFile.string()}}, limits_.stepDeadline,
-                         "loading the model", 15);
+  const json taskParams{{"path", request.taskFile.string()}};
+  auto task = steps.call("loadTask", taskParams, limits_.stepDeadline, "loading the model", 15);
   if (!task) return steps.finished();
   steps.log("task: " + task->value("modelClass", std::string("model")) + " with " +
-            std::to_string(task->value("inputs", json::array()).size()) + " input(s)");
+            std::to_string(task->value("inputs", json::array()).size()) + " input(s), " +
+            std::to_string(task->value("parameters", json::object()).value("count", 0)) + " parameter tensor(s)");
 
-  auto graph = steps.call("captureGraph", json::object(), limits_.stepDeadline, "capturing the graph", 30);
+  auto graph = steps.call("captureGraph", taskParams, limits_.stepDeadline, "capturing the graph", 30);
   if (!graph) return steps.finished();
-  auto uncovered = graph->value("uncovered", json::array());
-  steps.log("graph: " + std::to_string(graph->value("nodes", json::array()).size()) + " operator node(s), " +
-            std::to_string(uncovered.size()) + " not capturable");
+  std::string uncovered;
+  for (const json& u : graph->value("uncovered", json::array())) uncovered += " " + u.value("op", "?");
+  steps.log("graph: " + std::to_string(graph->value("nodes", json::array()).size()) + " ATen operator(s)" +
+            (uncovered.empty() ? "" : "; not capturable:" + uncovered));
 
-  if (!cuda) {
-    protocol::JobFinishedParams done{request.jobId, "noImprovement", std::nullopt, std::nullopt,
-                                     "graph captured; timing and verification need a GPU, and none is visible"};
-    return done;
+  // Without CUDA the per-line table holds CPU time: still worth a hover, and labelled so.
+  if (cuda) {
+    json params = taskParams;
+    params["cacheDir"] = (request.jobDir.parent_path() / ".baseline-cache").string();
+    auto baseline = steps.call("baseline", params, limits_.stepDeadline, "timing eager and torch.compile", 50);
+    if (!baseline) return steps.finished();
+    auto ms = [](const json& t) {
+      if (t.is_object() && t.contains("median_ms")) return fixed(t["median_ms"].get<double>(), 3) + " ms";
+      if (t.is_object() && t.contains("error")) return "unavailable (" + t["error"].value("message", "failed") + ")";
+      return std::string("not run");
+    };
+    steps.log("baseline: eager " + ms(baseline->value("eager", json())) + ", torch.compile " +
+              ms(baseline->value("compile", json())) + (baseline->value("cached", false) ? " (cached)" : ""));
   }
 
-  json cacheDir = (request.jobDir.parent_path() / ".baseline-cache").string();
-  auto baseline = steps.call("baseline", json{{"cacheDir", cacheDir}}, limits_.stepDeadline,
-                             "timing eager and torch.compile", 50);
-  if (!baseline) return steps.finished();
-  auto ms = [](const json& t) { return t.is_object() ? fixed(t.value("medianMs", 0.0), 3) + " ms" : std::string("n/a"); };
-  steps.log("baseline: eager " + ms(baseline->value("eager", json())) + ", torch.compile " +
-            ms(baseline->value("compile", json())));
-
-  auto profile = steps.call("profileReference", json::object(), limits_.stepDeadline,
-                            "profiling the reference", 80);
+  auto profile = steps.call("profileReference", taskParams, limits_.stepDeadline, "profiling the reference", 80);
   if (!profile) return steps.finished();
   try {
     context.emit(toProfile(request, *profile));
@@ -120,6 +143,10 @@ protocol::JobFinishedParams BaselineJob::run(const JobRequest& request, JobConte
     return protocol::JobFinishedParams{request.jobId, "failed", std::nullopt, std::nullopt,
                                        "the harness returned a profile the host cannot read"};
   }
+  if (!cuda)
+    return protocol::JobFinishedParams{request.jobId, "noImprovement", std::nullopt, std::nullopt,
+                                       "graph captured and CPU time profiled; timing and verification need a GPU, "
+                                       "and none is visible"};
   return protocol::JobFinishedParams{request.jobId, "noImprovement", std::nullopt, std::nullopt,
                                      "reference measured and profiled; no candidate was generated"};
 }

@@ -87,6 +87,8 @@ void from_json(const json& j, ProfileParams& v) {
   v.jobId = required<std::string>(j, "jobId");
   v.uri = required<std::string>(j, "uri");
   v.subject = required<std::string>(j, "subject");
+  v.timeKind = optional<std::string>(j, "timeKind").value_or("gpu");
+  if (v.timeKind != "gpu" && v.timeKind != "cpu") throw ParamsError("\"timeKind\" must be \"gpu\" or \"cpu\"");
   v.totalGpuTimeUs = optional<double>(j, "totalGpuTimeUs").value_or(0.0);
   v.lines = required<std::vector<ProfileLine>>(j, "lines");
 }
@@ -94,6 +96,7 @@ void to_json(json& j, const ProfileParams& v) {
   j = json{{"jobId", v.jobId},
            {"uri", v.uri},
            {"subject", v.subject},
+           {"timeKind", v.timeKind},
            {"totalGpuTimeUs", v.totalGpuTimeUs},
            {"lines", v.lines}};
 }

@@ -63,6 +63,7 @@ struct ProfileParams {
   std::string jobId;
   std::string uri;
   std::string subject;  // "reference" or a candidate id
+  std::string timeKind = "gpu";  // "cpu" when no GPU was visible: the times are CPU times then
   double totalGpuTimeUs = 0;
   std::vector<ProfileLine> lines;
 };

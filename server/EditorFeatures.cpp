@@ -36,6 +36,7 @@ bool overlaps(const protocol::Range& a, const protocol::Range& b) {
 std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line) {
   std::string rows;
   std::string details;
+  bool cpuTimes = false;
   // The reference first, then candidates in arrival order: the user compares down a column.
   std::vector<const protocol::ProfileParams*> profiles;
   if (auto it = job.profiles.find("reference"); it != job.profiles.end()) profiles.push_back(&it->second);
@@ -44,6 +45,7 @@ std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line) 
   for (const auto* p : profiles)
     for (const auto& l : p->lines) {
       if (l.line != line) continue;
+      cpuTimes = cpuTimes || p->timeKind == "cpu";
       std::string achieved = l.achievedPct ? fixed(*l.achievedPct, 0) + "% of peak" : "—";
       rows += "| " + subjectName(job, p->subject) + " | " + duration(l.gpuTimeUs) + " | " +
               fixed(l.share * 100.0, 1) + "% | " + (l.bound.empty() ? "—" : l.bound) + " | " +
@@ -57,7 +59,8 @@ std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line) 
     }
   if (rows.empty()) return std::nullopt;
   return "**StitchCUDA profile** · line " + std::to_string(line + 1) + "\n\n" +
-         "| run | GPU time | share of forward | bound | achieved |\n|---|---|---|---|---|\n" + rows +
+         "| run | " + (cpuTimes ? "CPU time (no GPU)" : "GPU time") +
+         " | share of forward | bound | achieved |\n|---|---|---|---|---|\n" + rows +
          (details.empty() ? "" : "\n" + details);
 }
 

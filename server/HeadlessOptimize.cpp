@@ -60,7 +60,8 @@ std::string describe(const agents::JobEvent& event) {
     }
     std::string operator()(const protocol::ProfileParams& p) const {
       std::ostringstream s;
-      s << "profile of the " << p.subject << ": " << p.totalGpuTimeUs / 1000.0 << " ms of GPU time over "
+      s << "profile of the " << p.subject << ": " << p.totalGpuTimeUs / 1000.0 << " ms of "
+        << (p.timeKind == "cpu" ? "CPU" : "GPU") << " time over "
         << p.lines.size() << " source line(s)";
       for (const auto& l : p.lines)
         if (!l.inlineText.empty()) s << "\n  line " << l.line + 1 << ": " << l.inlineText;

@@ -3,6 +3,7 @@
 #include "agents/BaselineJob.h"
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
+#include "server/HeadlessVerify.h"
 #include "server/Logger.h"
 #include "server/Server.h"
 #include "server/StdioTransport.h"
@@ -29,6 +30,8 @@ const char* kUsage = R"(usage:
                    [--log FILE] [--log-level debug|info|warning|error]
                    [--jobs-dir DIR] [--python PYTHON]
   stitchcuda optimize FILE [--out DIR] [--json] [--brain builtin] [--jobs-dir DIR] [--python PYTHON]
+  stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
+                    [--allow-precision tf32|fp16|bf16] [--no-timing] [--python PYTHON]
   stitchcuda --version
 )";
 
@@ -173,6 +176,7 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   if (command == "serve") return serve(std::move(common), rest);
   if (command == "optimize") return server::runHeadlessOptimize(common.config, runnerFactory(), rest);
+  if (command == "verify") return server::runHeadlessVerify(common.config, rest);
   std::cerr << "stitchcuda: unknown command " << command << "\n" << kUsage;
   return 2;
 }

@@ -54,22 +54,31 @@ JobRun run(std::map<std::string, agents::WorkerReply> replies) {
   return r;
 }
 
+json cpuProfile() {
+  json line{{"file", "/jobs/j/m.py"}, {"line", 5}, {"timeUs", 1500.0}, {"share", 0.75},
+            {"ops", json::array({json{{"name", "aten::gelu"}, {"timeUs", 1500.0}, {"calls", 1}}})}};
+  json small{{"file", "/jobs/j/m.py"}, {"line", 6}, {"timeUs", 20.0}, {"share", 0.01}, {"ops", json::array()}};
+  return {{"timeKind", "cpu"}, {"totalUs", 2000.0}, {"lines", json::array({small, line})}};
+}
+
 std::map<std::string, agents::WorkerReply> cpuReplies() {
   return {{"hello", ok({{"python", "3.11"}, {"torch", "1.13"}, {"cudaAvailable", false}})},
           {"loadTask", ok({{"modelClass", "Model"}, {"inputs", json::array({1, 2})}})},
-          {"captureGraph", ok({{"nodes", json::array({1, 2, 3})}, {"uncovered", json::array()}})}};
+          {"captureGraph", ok({{"nodes", json::array({1, 2, 3})}, {"uncovered", json::array()}})},
+          {"profileReference", ok(cpuProfile())}};
 }
 
 }  // namespace
 
 TEST(BaselineJob, WithoutGpuCapturesTheGraphAndSaysVerificationNeedsAGpu) {
   auto r = run(cpuReplies());
-  EXPECT_EQ(r.calls, (std::vector<std::string>{"hello", "loadTask /jobs/j/m.py", "captureGraph"}));
+  EXPECT_EQ(r.calls, (std::vector<std::string>{"hello", "loadTask /jobs/j/m.py", "captureGraph /jobs/j/m.py",
+                                               "profileReference /jobs/j/m.py"}));
   EXPECT_EQ(r.finished.state, "noImprovement");
   EXPECT_NE(r.finished.message.find("GPU"), std::string::npos);
   bool sawGraph = false;
   for (const auto& e : r.context.events)
-    if (auto* l = std::get_if<protocol::LogParams>(&e); l && l->message.find("3 operator node(s)") != std::string::npos)
+    if (auto* l = std::get_if<protocol::LogParams>(&e); l && l->message.find("3 ATen operator(s)") != std::string::npos)
       sawGraph = true;
   EXPECT_TRUE(sawGraph);
 }
@@ -86,18 +95,29 @@ TEST(BaselineJob, HarnessErrorEndsTheJobWithFileAndLine) {
 TEST(BaselineJob, OnAGpuTimesAndStreamsTheReferenceProfile) {
   auto replies = cpuReplies();
   replies["hello"] = ok({{"python", "3.12"}, {"torch", "2.11"}, {"cudaAvailable", true}, {"gpu", "H100"}, {"driver", "580"}});
-  replies["baseline"] = ok({{"eager", {{"medianMs", 1.5}}}, {"compile", {{"medianMs", 1.0}}}});
-  json line{{"line", 4}, {"gpuTimeUs", 1500.0}, {"share", 1.0}, {"bound", "memory"}};
-  replies["profileReference"] = ok({{"totalGpuTimeUs", 1500.0}, {"lines", json::array({line})}});
+  replies["baseline"] = ok({{"eager", {{"median_ms", 1.5}}}, {"compile", {{"error", {{"message", "no triton"}}}}}});
+  auto gpuProfile = cpuProfile();
+  gpuProfile["timeKind"] = "gpu";
+  replies["profileReference"] = ok(gpuProfile);
   auto r = run(replies);
   EXPECT_EQ(r.finished.state, "noImprovement");
   const protocol::ProfileParams* profile = nullptr;
-  for (const auto& e : r.context.events)
+  std::string baselineLog;
+  for (const auto& e : r.context.events) {
     if (auto* p = std::get_if<protocol::ProfileParams>(&e)) profile = p;
+    if (auto* l = std::get_if<protocol::LogParams>(&e); l && l->message.rfind("baseline:", 0) == 0) baselineLog = l->message;
+  }
+  EXPECT_EQ(baselineLog, "baseline: eager 1.500 ms, torch.compile unavailable (no triton)");
   ASSERT_TRUE(profile);
   EXPECT_EQ(profile->subject, "reference");
-  ASSERT_EQ(profile->lines.size(), 1u);
+  EXPECT_EQ(profile->totalGpuTimeUs, 2000.0);
+  EXPECT_EQ(profile->timeKind, "gpu");
+  ASSERT_EQ(profile->lines.size(), 2u);
+  // Hottest first, zero-based lines, operators listed, inline text only above 5%.
   EXPECT_EQ(profile->lines[0].line, 4);
+  EXPECT_EQ(profile->lines[0].kernels, std::vector<std::string>{"aten::gelu"});
+  EXPECT_EQ(profile->lines[0].inlineText, "1.50 ms · 75% of forward");
+  EXPECT_EQ(profile->lines[1].inlineText, "");
 }
 
 TEST(BaselineJob, CancelledBeforeAStepStopsThere) {

@@ -29,6 +29,13 @@ TEST(Hover, ShowsTimeShareBoundAndKernelsForProfiledLine) {
   EXPECT_NE(md->find("`vectorized_elementwise_kernel`"), std::string::npos);
 }
 
+TEST(Hover, SaysWhenTimesAreCpuTimes) {
+  auto s = sample();
+  s.profiles["reference"].timeKind = "cpu";
+  EXPECT_NE(server::hoverMarkdown(s, 10)->find("CPU time (no GPU)"), std::string::npos);
+  EXPECT_EQ(server::hoverMarkdown(sample(), 10)->find("CPU time"), std::string::npos);
+}
+
 TEST(Hover, NothingForLinesWithoutProfile) { EXPECT_FALSE(server::hoverMarkdown(sample(), 3)); }
 
 TEST(CodeLens, ThreeLensesPerOpenCandidateSayingTheirStatus) {

@@ -17,7 +17,7 @@ inline std::vector<agents::JobEvent> sampleEvents(const std::string& jobId = "j1
                      "        return stitch_ops.gelu_scale(x)\n", 3};
   Candidate failed{"c2", "t1", "vectorized variant", {{10, 0}, {12, 0}}, "failed", std::nullopt,
                    std::nullopt, {"numerics", "nan_inf"}, "        return bad(x)\n", 3};
-  ProfileParams profile{jobId, uri, "reference", 2000.0,
+  ProfileParams profile{jobId, uri, "reference", "gpu", 2000.0,
                         {ProfileLine{10, 1500.0, 0.75, "memory", 71.0, std::string("long scoreboard"),
                                      {"vectorized_elementwise_kernel"}, "1.50 ms · 75% · memory-bound"},
                          ProfileLine{11, 500.0, 0.25, "latency", std::nullopt, std::nullopt, {}, ""}}};

@@ -1,0 +1,111 @@
+// Headless verify; see HeadlessVerify.h.
+#include "server/HeadlessVerify.h"
+
+#include "server/WorkerProcess.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+namespace stitch::server {
+namespace {
+
+struct Args {
+  std::string reference;
+  std::string candidate;
+  bool json = false;
+  protocol::json params = protocol::json::object();
+};
+
+std::optional<Args> parseArgs(const std::vector<std::string>& args) {
+  Args a;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 < args.size()) return args[++i];
+      std::cerr << "stitchcuda verify: " << arg << " needs a value\n";
+      return std::nullopt;
+    };
+    auto number = [&](const char* key) {
+      auto v = value();
+      if (!v) return false;
+      try {
+        a.params[key] = std::stod(*v);
+      } catch (const std::exception&) {
+        std::cerr << "stitchcuda verify: " << arg << " takes a number, not " << *v << "\n";
+        return false;
+      }
+      return true;
+    };
+    if (arg == "--json") a.json = true;
+    else if (arg == "--reference") { if (auto v = value()) a.reference = *v; else return std::nullopt; }
+    else if (arg == "--candidate") { if (auto v = value()) a.candidate = *v; else return std::nullopt; }
+    else if (arg == "--atol") { if (!number("atol")) return std::nullopt; }
+    else if (arg == "--rtol") { if (!number("rtol")) return std::nullopt; }
+    else if (arg == "--trials") { if (!number("trials")) return std::nullopt; a.params["trials"] = static_cast<int>(a.params["trials"].get<double>()); }
+    else if (arg == "--allow-precision") { if (auto v = value()) a.params["allowPrecision"].push_back(*v); else return std::nullopt; }
+    else if (arg == "--no-timing") a.params["timing"] = false;
+    else {
+      std::cerr << "stitchcuda verify: unexpected argument " << arg << "\n";
+      return std::nullopt;
+    }
+  }
+  if (a.reference.empty() || a.candidate.empty()) {
+    std::cerr << "usage: stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R]\n"
+                 "                         [--trials N] [--allow-precision tf32|fp16|bf16] [--no-timing]\n";
+    return std::nullopt;
+  }
+  return a;
+}
+
+void printVerdict(const protocol::json& v) {
+  bool passed = v.value("passed", false);
+  std::cout << (passed ? "PASSED" : "FAILED") << "  " << v.value("candidate", "") << "\n";
+  for (const auto& f : v.value("findings", protocol::json::array())) {
+    std::cout << "  ✗ " << f.value("check", "?") << ": " << f.value("message", "");
+    if (f.contains("file") && f["file"].is_string())
+      std::cout << " (" << f["file"].get<std::string>()
+                << (f.contains("line") && f["line"].is_number() ? ":" + std::to_string(f["line"].get<int>()) : "") << ")";
+    std::cout << "\n";
+  }
+  const protocol::json skipped = v.value("skipped_checks", protocol::json::object());
+  for (const auto& [check, why] : skipped.items())
+    std::cout << "  - skipped " << check << ": " << (why.is_string() ? why.get<std::string>() : why.dump()) << "\n";
+  for (const auto& f : v.value("flags", protocol::json::array()))
+    std::cout << "  ! " << f.value("name", "?") << ": " << f.value("reason", "") << "\n";
+  if (auto t = v.value("tolerance", protocol::json()); t.is_object())
+    std::cout << "  tolerance: atol " << t.value("atol", 0.0) << ", rtol " << t.value("rtol", 0.0) << "\n";
+  if (auto timing = v.value("timing", protocol::json()); timing.is_object() && timing.contains("speedup_vs_eager"))
+    std::printf("  speedup: %.2f× vs eager%s\n", timing["speedup_vs_eager"].get<double>(),
+                timing.contains("speedup_vs_compile") && timing["speedup_vs_compile"].is_number()
+                    ? (", " + std::to_string(timing["speedup_vs_compile"].get<double>()).substr(0, 4) + "× vs torch.compile").c_str()
+                    : "");
+}
+
+}  // namespace
+
+int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& rawArgs) {
+  auto args = parseArgs(rawArgs);
+  if (!args) return 2;
+  std::error_code ec;
+  args->params["reference"] = std::filesystem::absolute(args->reference, ec).string();
+  args->params["candidate"] = std::filesystem::absolute(args->candidate, ec).string();
+  args->params["cacheDir"] = (config.jobsDir / ".verify-cache").string();
+
+  WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt},
+                       [](const protocol::json& event) {
+                         std::cerr << "harness: " << event.value("message", "") << "\n";
+                       });
+  auto reply = worker.call("verify", args->params, config.workerDeadline, agents::CancelToken());
+  if (!reply.ok()) {
+    const auto& e = *reply.error;
+    if (args->json) std::cout << protocol::json{{"error", {{"code", e.code}, {"message", e.message}}}}.dump(2) << "\n";
+    else std::cerr << "stitchcuda verify: " << e.message << " [" << e.code << "]\n";
+    return e.code == "cuda_sticky_error" ? 3 : 2;
+  }
+  if (args->json) std::cout << reply.result->dump(2) << "\n";
+  else printVerdict(*reply.result);
+  return reply.result->value("passed", false) ? 0 : 1;
+}
+
+}  // namespace stitch::server
