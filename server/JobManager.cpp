@@ -180,13 +180,12 @@ std::optional<agents::JobState> JobManager::state(const std::string& jobId) cons
   return it->second->state;
 }
 
-std::optional<agents::JobState> JobManager::latestFor(const std::string& uri) const {
-  std::lock_guard lock(mutex_);
+const agents::JobState* JobManager::latestLocked(const std::string& uri) const {
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     const auto& job = jobs_.at(*it);
-    if (job->state.uri == uri) return job->state;
+    if (job->state.uri == uri) return &job->state;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 bool JobManager::whenFinished(const std::string& jobId, FinishedCallback done,

@@ -53,8 +53,14 @@ public:
 
   std::vector<protocol::JobSummary> list() const;
   std::optional<agents::JobState> state(const std::string& jobId) const;
-  // The most recently started or reopened job about `uri`.
-  std::optional<agents::JobState> latestFor(const std::string& uri) const;
+  // Calls `read` with the most recently started or reopened job about `uri` (nullptr when
+  // none), under the manager's lock: hovers and lenses read a large state without copying
+  // it, so `read` must be quick and must not call back into the manager.
+  template <typename Read>
+  auto readLatestFor(const std::string& uri, Read read) const {
+    std::lock_guard lock(mutex_);
+    return read(latestLocked(uri));
+  }
 
   // Calls `done` once the job has finished (at once when it already has). False when the
   // job is unknown. Cancelling `cancel` drops the wait, not the job.
@@ -73,6 +79,7 @@ private:
   struct Job;
   class Context;
   std::string newJobId();
+  const agents::JobState* latestLocked(const std::string& uri) const;
   void emit(Job& job, agents::JobEvent event, bool writeLog = true);
   void finish(Job& job, protocol::JobFinishedParams params);
 

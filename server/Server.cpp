@@ -137,20 +137,22 @@ void Server::bindDocuments() {
 void Server::bindEditorFeatures() {
   dispatcher_.request<protocol::TextDocumentPositionParams>(
       "textDocument/hover", [this](protocol::TextDocumentPositionParams p, Reply reply, CancelToken) {
-        auto job = jobs_->latestFor(p.textDocument.uri);
-        auto markdown = job ? hoverMarkdown(*job, p.position.line) : std::nullopt;
+        auto markdown = jobs_->readLatestFor(p.textDocument.uri, [&](const agents::JobState* job) {
+          return job ? hoverMarkdown(*job, p.position.line) : std::nullopt;
+        });
         if (!markdown) return reply(nullptr);
         reply(json{{"contents", {{"kind", "markdown"}, {"value", *markdown}}}});
       });
   dispatcher_.request<protocol::CodeLensParams>(
       "textDocument/codeLens", [this](protocol::CodeLensParams p, Reply reply, CancelToken) {
-        auto job = jobs_->latestFor(p.textDocument.uri);
-        reply(job ? codeLenses(*job) : json::array());
+        reply(jobs_->readLatestFor(p.textDocument.uri,
+                                   [](const agents::JobState* job) { return job ? codeLenses(*job) : json::array(); }));
       });
   dispatcher_.request<protocol::CodeActionParams>(
       "textDocument/codeAction", [this](protocol::CodeActionParams p, Reply reply, CancelToken) {
-        auto job = jobs_->latestFor(p.textDocument.uri);
-        reply(job ? codeActions(*job, p.range) : json::array());
+        reply(jobs_->readLatestFor(p.textDocument.uri, [&](const agents::JobState* job) {
+          return job ? codeActions(*job, p.range) : json::array();
+        }));
       });
   dispatcher_.request<protocol::ExecuteCommandParams>(
       "workspace/executeCommand", [this](protocol::ExecuteCommandParams p, Reply reply, CancelToken) {
