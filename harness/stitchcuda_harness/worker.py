@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from .channel import Channel
 from .errors import HarnessError, is_sticky_cuda_error
+from .profile_methods import methods as profile_methods
 
 EXIT_STICKY = 3
 
@@ -36,6 +37,7 @@ class Worker:
             "baseline": self.baseline, "profileReference": self.profile_reference,
             "buildCandidate": self.build_candidate, "verify": self.verify,
             "exportKernelBench": self.export_kernelbench, "shutdown": lambda _p: {},
+            **profile_methods(self),
         }
 
     # protocol loop -----------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""The program Nsight Compute runs (profiling/NcuRunner): builds the reference or a candidate,
+warms it up outside any NVTX range, then runs the measured forward passes inside the push/pop
+range `stitchcuda.forward`, so `ncu --nvtx --nvtx-include stitchcuda.forward/` profiles exactly
+those kernels: the candidate's (or reference's) own, not the warm-up, the input set-up or the
+judge's. Run as `python3 -m stitchcuda_harness.ncu_target --task T [--candidate C]`.
+On failure it prints one JSON line `{"error": {...}}` on stdout and exits 2."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+RANGE = "stitchcuda.forward"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m stitchcuda_harness.ncu_target")
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--candidate")
+    parser.add_argument("--iterations", type=int, default=1, help="forward passes inside the range")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache-dir")
+    parser.add_argument("--arch")
+    parser.add_argument("--model-class")
+    parser.add_argument("--inputs-fn")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from .errors import HarnessError
+    from .profile_subject import load_subject
+    from .task_loader import load_task
+
+    if not torch.cuda.is_available():
+        print(json.dumps({"error": {"code": "no_cuda", "message": "ncu_target needs a CUDA device"}}))
+        return 2
+    params = {k: v for k, v in (("modelClass", args.model_class), ("inputsFn", args.inputs_fn)) if v}
+    device = torch.device("cuda")
+    try:
+        subject = load_subject(load_task(args.task, params), device, args.seed, args.candidate, args.cache_dir, args.arch)
+        with torch.no_grad():
+            for _ in range(max(0, args.warmup)):
+                subject.model(*subject.inputs)
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_push(RANGE)
+            for _ in range(max(1, args.iterations)):
+                subject.model(*subject.inputs)
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
+    except HarnessError as err:
+        print(json.dumps({"error": err.to_json()}))
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,56 @@
+"""The model a profiler looks at: the reference task's `Model`, or a candidate's `ModelNew` built
+like the verifier builds it (fast-path `.cu` compiled and injected, same seed, reference weights
+copied when the state_dicts match). Profiling comes after VERIFY, so no guards run here: only a
+candidate that already passed them is profiled."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import torch
+
+from .candidate_files import resolve_candidate
+from .errors import HarnessError, from_exception
+from .module_loader import load_module
+from .task_loader import Task
+
+
+@dataclass
+class Subject:
+    model: torch.nn.Module
+    inputs: list[Any]
+    source_file: str  # the file whose lines the profile is attributed to
+    kind: str         # "reference" | "candidate"
+
+
+def load_subject(task: Task, device: torch.device, seed: int, candidate: Optional[str] = None,
+                 cache_dir: Optional[str] = None, arch: Optional[str] = None) -> Subject:
+    reference = task.instantiate(device, seed)
+    inputs = task.inputs(seed, device)
+    if candidate is None:
+        return Subject(reference, inputs, os.path.realpath(task.path), "reference")
+    files = resolve_candidate(candidate)
+    library = None
+    if files.cuda:
+        from .nvcc_build import Builder
+        cache = cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
+        build = Builder(cache, arch).build(files.cuda)
+        if not build.ok:
+            first = next((d for d in build.diagnostics if d.severity == "error"), None)
+            raise HarnessError("build_error", first.message if first else "nvcc failed", files.cuda, first.line if first else None)
+        library = build.library
+    module = load_module(files.python, "candidate", {"__stitch_library__": library} if library else None)
+    cls = getattr(module, "ModelNew", None)
+    if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
+        raise HarnessError("candidate_layout", "the candidate defines no nn.Module named ModelNew", files.python)
+    init = task.init_inputs(seed)
+    torch.manual_seed(seed)
+    try:
+        model = cls(*init).to(device)
+    except Exception as exc:
+        raise from_exception("task_init_error", exc, (files.python,), "ModelNew.__init__") from exc
+    ref_sd, new_sd = reference.state_dict(), model.state_dict()
+    if ref_sd and ref_sd.keys() == new_sd.keys() and all(ref_sd[k].shape == new_sd[k].shape for k in ref_sd):
+        model.load_state_dict(ref_sd)
+    return Subject(model, inputs, os.path.realpath(files.python), "candidate")

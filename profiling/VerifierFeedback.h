@@ -1,0 +1,51 @@
+// The Verifier's feedback for the Coder (design §5, §9; format in protocol/FEEDBACK.md): ONE
+// diagnosis and ONE suggestion per round, each backed by the metric values that support it —
+// for a failed candidate the first failed check, for a passing one the main limiter of the
+// kernel that takes the most GPU time.
+#pragma once
+
+#include "profiling/KernelMetrics.h"
+#include "profiling/Roofline.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stitch::profiling {
+
+struct Evidence {
+  std::string metric;  // ncu's or our name: "dram_throughput_pct", "registers_per_thread", ...
+  double value = 0;
+  std::string unit;    // "%", "us", "registers", "bytes", "cycles/issue", "kernels", ...
+};
+
+struct VerifierFeedback {
+  std::string mode;        // "fix" (the candidate failed) | "optimize" (it passed)
+  std::string category;    // stable name of the rule that fired (FEEDBACK.md lists them)
+  std::string kernel;      // the kernel it is about ("" for a failed check)
+  std::string diagnosis;   // what limits it, one sentence
+  std::string suggestion;  // the one change to try next, one sentence
+  std::vector<Evidence> evidence;
+  std::optional<std::string> file;  // for a failed check: where
+  std::optional<int> line;
+};
+
+// Optimize mode: from the candidate's kernels (ncu). nullopt when there are no kernels.
+std::optional<VerifierFeedback> verifierFeedback(const std::vector<KernelMetrics>& kernels,
+                                                 const std::optional<Ceilings>& ceilings);
+
+struct FailedCheck {
+  std::string check;    // the verdict's check name (HARNESS.md), e.g. output_mismatch
+  std::string message;  // the finding's message
+  std::optional<std::string> file;
+  std::optional<int> line;
+  std::vector<Evidence> evidence;  // numbers the finding carried (max error, trial, ...)
+};
+
+// Fix mode: the first failed check only (the verdict lists them in the order they were found).
+std::optional<VerifierFeedback> failureFeedback(const std::vector<FailedCheck>& failed);
+
+nlohmann::json feedbackToJson(const VerifierFeedback& f);
+
+}  // namespace stitch::profiling
