@@ -90,41 +90,44 @@ protocol::ProfileParams toProfile(const JobRequest& request, const json& result)
 
 }  // namespace
 
-protocol::JobFinishedParams BaselineJob::run(const JobRequest& request, JobContext& context) {
-  auto worker = workers_([&](const json& event) {
-    if (event.value("event", "") != "log") return;
-    context.emit(protocol::LogParams{request.jobId, event.value("level", "info"), "BASELINE",
-                                     event.value("message", "")});
-  });
-  Steps steps(request, context, *worker);
-
-  auto hello = steps.call("hello", json::object(), limits_.startDeadline, "starting the harness worker", 5);
-  if (!hello) return steps.finished();
-  bool cuda = hello->value("cudaAvailable", false);
+std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobContext& context, Worker& worker,
+                                              const BaselineLimits& limits, protocol::JobFinishedParams& finished) {
+  Steps steps(request, context, worker);
+  auto stop = [&] {
+    finished = steps.finished();
+    finished.jobId = request.jobId;
+    return std::nullopt;
+  };
+  BaselineFacts facts;
+  auto hello = steps.call("hello", json::object(), limits.startDeadline, "starting the harness worker", 5);
+  if (!hello) return stop();
+  facts.cuda = hello->value("cudaAvailable", false);
   steps.log("harness: Python " + hello->value("python", "?") + ", PyTorch " + hello->value("torch", "?") +
-            (cuda ? ", GPU " + hello->value("gpu", "?") + ", driver " + hello->value("driver", "?")
-                  : ", no GPU"));
+            (facts.cuda ? ", GPU " + hello->value("gpu", "?") + ", driver " + hello->value("driver", "?")
+                        : ", no GPU"));
 
   const json taskParams{{"path", request.taskFile.string()}};
-  auto task = steps.call("loadTask", taskParams, limits_.stepDeadline, "loading the model", 15);
-  if (!task) return steps.finished();
+  auto task = steps.call("loadTask", taskParams, limits.stepDeadline, "loading the model", 15);
+  if (!task) return stop();
   steps.log("task: " + task->value("modelClass", std::string("model")) + " with " +
             std::to_string(task->value("inputs", json::array()).size()) + " input(s), " +
             std::to_string(task->value("parameters", json::object()).value("count", 0)) + " parameter tensor(s)");
 
-  auto graph = steps.call("captureGraph", taskParams, limits_.stepDeadline, "capturing the graph", 30);
-  if (!graph) return steps.finished();
+  auto graph = steps.call("captureGraph", taskParams, limits.stepDeadline, "capturing the graph", 30);
+  if (!graph) return stop();
   std::string uncovered;
   for (const json& u : graph->value("uncovered", json::array())) uncovered += " " + u.value("op", "?");
   steps.log("graph: " + std::to_string(graph->value("nodes", json::array()).size()) + " ATen operator(s)" +
             (uncovered.empty() ? "" : "; not capturable:" + uncovered));
+  facts.graph = std::move(*graph);
 
   // Without CUDA the per-line table holds CPU time: still worth a hover, and labelled so.
-  if (cuda) {
+  if (facts.cuda) {
     json params = taskParams;
     params["cacheDir"] = (request.jobDir.parent_path() / ".baseline-cache").string();
-    auto baseline = steps.call("baseline", params, limits_.stepDeadline, "timing eager and torch.compile", 50);
-    if (!baseline) return steps.finished();
+    params["timer"] = {{"maxSeconds", limits.timingSeconds}};
+    auto baseline = steps.call("baseline", params, limits.stepDeadline, "timing eager and torch.compile", 50);
+    if (!baseline) return stop();
     auto ms = [](const json& t) {
       if (t.is_object() && t.contains("median_ms")) return fixed(t["median_ms"].get<double>(), 3) + " ms";
       if (t.is_object() && t.contains("error")) return "unavailable (" + t["error"].value("message", "failed") + ")";
@@ -134,16 +137,31 @@ protocol::JobFinishedParams BaselineJob::run(const JobRequest& request, JobConte
               ms(baseline->value("compile", json())) + (baseline->value("cached", false) ? " (cached)" : ""));
   }
 
-  auto profile = steps.call("profileReference", taskParams, limits_.stepDeadline, "profiling the reference", 80);
-  if (!profile) return steps.finished();
+  auto profile = steps.call("profileReference", taskParams, limits.stepDeadline, "profiling the reference", 80);
+  if (!profile) return stop();
   try {
-    context.emit(toProfile(request, *profile));
+    auto p = toProfile(request, *profile);
+    for (const auto& l : p.lines) facts.lineTimesUs[l.line + 1] += l.gpuTimeUs;
+    context.emit(std::move(p));
   } catch (const std::exception& e) {
     steps.log(std::string("the reference profile did not parse: ") + e.what(), "error");
-    return protocol::JobFinishedParams{request.jobId, "failed", std::nullopt, std::nullopt,
-                                       "the harness returned a profile the host cannot read"};
+    finished = protocol::JobFinishedParams{request.jobId, "failed", std::nullopt, std::nullopt,
+                                           "the harness returned a profile the host cannot read"};
+    return std::nullopt;
   }
-  if (!cuda)
+  return facts;
+}
+
+protocol::JobFinishedParams BaselineJob::run(const JobRequest& request, JobContext& context) {
+  auto worker = workers_([&](const json& event) {
+    if (event.value("event", "") != "log") return;
+    context.emit(protocol::LogParams{request.jobId, event.value("level", "info"), "BASELINE",
+                                     event.value("message", "")});
+  });
+  protocol::JobFinishedParams finished;
+  auto facts = runBaselinePhase(request, context, *worker, limits_, finished);
+  if (!facts) return finished;
+  if (!facts->cuda)
     return protocol::JobFinishedParams{request.jobId, "noImprovement", std::nullopt, std::nullopt,
                                        "graph captured and CPU time profiled; timing and verification need a GPU, "
                                        "and none is visible"};

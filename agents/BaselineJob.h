@@ -8,6 +8,7 @@
 #include "agents/Worker.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 
 namespace stitch::agents {
@@ -17,7 +18,20 @@ using WorkerFactory = std::function<std::unique_ptr<Worker>(std::function<void(c
 struct BaselineLimits {
   std::chrono::milliseconds startDeadline{120000};  // hello: interpreter + torch import
   std::chrono::milliseconds stepDeadline{600000};   // each later step
+  double timingSeconds = 0.5;  // per timed function (eager, torch.compile, candidate): the median is stable well before
 };
+
+// What the BASELINE phase learned, for the phases after it.
+struct BaselineFacts {
+  bool cuda = false;
+  protocol::json graph;               // stitchcuda.graph/1, parsed by the planner
+  std::map<int, double> lineTimesUs;  // one-based task line -> reference time (GPU, or CPU without one)
+};
+
+// Runs the phase on `worker`, streaming what it learns. Returns nullopt when the phase ended
+// the job (a harness error or a cancel), with `finished` saying how.
+std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobContext& context, Worker& worker,
+                                              const BaselineLimits& limits, protocol::JobFinishedParams& finished);
 
 class BaselineJob final : public JobRunner {
 public:

@@ -1,6 +1,7 @@
 // stitchcuda: the agent host. `serve` speaks LSP + stitchcuda/* over stdio; `optimize`
 // runs the same job headless in a terminal.
-#include "agents/BaselineJob.h"
+#include "agents/builtin/BuiltinBrain.h"
+#include "agents/loop/OptimizeLoop.h"
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
 #include "server/HeadlessVerify.h"
@@ -72,9 +73,10 @@ server::Server::RunnerFactory runnerFactory() {
     agents::WorkerFactory workers = [settings](std::function<void(const protocol::json&)> onEvent) {
       return std::make_unique<server::WorkerProcess>(settings, std::move(onEvent));
     };
-    agents::BaselineLimits limits;
-    limits.stepDeadline = config.workerDeadline;
-    return std::make_unique<agents::BaselineJob>(std::move(workers), limits);
+    agents::loop::LoopLimits limits;
+    limits.baseline.stepDeadline = config.workerDeadline;
+    return std::make_unique<agents::loop::OptimizeLoop>(
+        std::move(workers), [] { return std::make_unique<agents::builtin::BuiltinBrain>(); }, limits);
   };
 }
 

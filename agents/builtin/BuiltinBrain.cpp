@@ -1,0 +1,109 @@
+// The built-in brain; see BuiltinBrain.h.
+#include "agents/builtin/BuiltinBrain.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace stitch::agents::builtin {
+namespace {
+
+std::string fileName(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string shortOp(const std::string& op) { return op.rfind("aten::", 0) == 0 ? op.substr(6) : op; }
+
+}  // namespace
+
+std::vector<Variant> BuiltinBrain::variants() {
+  return {{256, 4, 1}, {512, 4, 1}, {128, 4, 2}, {1024, 4, 1}, {256, 4, 4}, {256, 1, 1}};
+}
+
+loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest& request, bool replan) {
+  loop::BrainPlan out;
+  out.plan.jobId = request.jobId;
+  out.plan.uri = request.uri;
+  auto g = parseGraph(facts.graph);
+  if (!g) {
+    out.reason = g.failure().message;
+    return out;
+  }
+  graph_ = std::move(g).value();
+  PlannerOptions options;
+  options.fuse = !replan;
+  replanned_ = replan;
+  nextVariant_ = 0;
+  plan_ = makePlan(*graph_, facts.lineTimesUs, options);
+  for (std::size_t i : plan_.priority) {
+    const PlannedKernel& k = plan_.kernels[i];
+    protocol::PlanTask t;
+    t.id = k.id;
+    std::string ops;
+    for (const auto& o : k.operators) ops += (ops.empty() ? "" : " + ") + shortOp(o);
+    t.title = (k.operators.size() > 1 ? "Fuse " : "Generate ") + ops;
+    if (k.firstLine > 0) t.range = {{k.firstLine - 1, 0}, {k.lastLine, 0}};
+    t.operators = k.operators;
+    t.technique = k.technique;
+    t.expectedGainPct = k.expectedGainPct;
+    out.plan.tasks.push_back(std::move(t));
+  }
+  for (const auto& u : plan_.uncovered)
+    out.plan.uncovered.push_back(shortOp(u.op) + (u.source ? " (line " + std::to_string(u.source->line) + ")" : "") +
+                                 ": " + u.reason);
+  if (!plan_.wholeForward()) {
+    out.reason = plan_.kernels.empty() ? "no operator of this forward has a generated kernel"
+                                       : "operators outside the generated kernels stay in PyTorch, and this version "
+                                         "generates whole-forward candidates only";
+    return out;
+  }
+  std::ifstream in(request.taskFile);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto f = findForward(text.str());
+  if (!f) {
+    out.reason = fileName(request.taskFile.string()) + ": " + f.failure().message;
+    return out;
+  }
+  forward_ = f.value();
+  out.generatable = true;
+  return out;
+}
+
+std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback>& last,
+                                              const std::filesystem::path& dir, std::string& error) {
+  const auto all = variants();
+  // A failure other than a wrong answer (say a misaligned access) is retried with scalar
+  // accesses; a wrong answer or a build error is the same in every variant, so stop.
+  if (last && !last->passed && !last->failedChecks.empty()) {
+    for (const auto& c : last->failedChecks)
+      if (c == "output_mismatch" || c == "build_error" || c == "nan_or_inf" || c == "pytorch_compute") return std::nullopt;
+    nextVariant_ = all.size() - 1;
+  }
+  if (!graph_ || nextVariant_ >= all.size()) return std::nullopt;
+  const Variant v = all[nextVariant_++];
+  const std::string title = std::to_string(plan_.kernels.size()) + " generated kernel(s) for " +
+                            fileName(graph_->task) + (replanned_ ? ", unfused" : "") + ", " + v.name();
+  auto c = generateCandidate(*graph_, plan_, forward_, v, title);
+  if (!c) {
+    error = c.failure().message;
+    return std::nullopt;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(dir / "candidate.cu") << c.value().cuda;
+  std::ofstream(dir / "model_new.py") << c.value().python;
+  if (ec || !std::filesystem::exists(dir / "model_new.py")) {
+    error = "cannot write the candidate into " + dir.string();
+    return std::nullopt;
+  }
+  return loop::Draft{title, v.name(), dir};
+}
+
+protocol::Range BuiltinBrain::editRange() const { return {{forward_.bodyFirst - 1, 0}, {forward_.bodyLast, 0}}; }
+
+std::string BuiltinBrain::editText(const std::string& libraryPath) const {
+  return graph_ ? forwardReplacement(*graph_, plan_, forward_, libraryPath) : "";
+}
+
+}  // namespace stitch::agents::builtin

@@ -1,0 +1,30 @@
+// The built-in brain (design §8) behind the loop's Brain interface: the Planner's fusion plan,
+// the Coder's generated candidate, and refine as a search over launch variants.
+#pragma once
+
+#include "agents/builtin/Coder.h"
+#include "agents/loop/Brain.h"
+
+namespace stitch::agents::builtin {
+
+class BuiltinBrain final : public loop::Brain {
+public:
+  loop::BrainPlan plan(const BaselineFacts& facts, const JobRequest& request, bool replan) override;
+  std::optional<loop::Draft> next(const std::optional<loop::Feedback>& last, const std::filesystem::path& dir,
+                                  std::string& error) override;
+  protocol::Range editRange() const override;
+  std::string editText(const std::string& libraryPath) const override;
+
+  // The refine search space, in the order tried: the default first, then larger and smaller
+  // blocks and more work per thread, and scalar accesses last (also the fix for misalignment).
+  static std::vector<Variant> variants();
+
+private:
+  std::optional<Graph> graph_;
+  Plan plan_;
+  ForwardSource forward_;
+  std::size_t nextVariant_ = 0;
+  bool replanned_ = false;
+};
+
+}  // namespace stitch::agents::builtin

@@ -1,0 +1,184 @@
+// Candidate generation; see Coder.h. The ABI order is: the forward's tensor arguments, the
+// parameters and buffers the kernels read, then every buffer a kernel writes (intermediates
+// between kernels and the forward's results), all allocated by ModelNew.
+#include "agents/builtin/Coder.h"
+
+#include <set>
+#include <sstream>
+
+namespace stitch::agents::builtin {
+namespace {
+
+struct Slot {
+  std::string tensorId;
+  std::string expr;        // how ModelNew names it
+  bool allocated = false;  // ModelNew allocates it (a kernel output)
+};
+
+std::string tuple(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) s += std::to_string(v[i]) + (v.size() == 1 || i + 1 < v.size() ? ", " : "");
+  if (v.size() == 1) s.pop_back();
+  return s + ")";
+}
+
+std::string cArray(const std::vector<int64_t>& v) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]) + "LL";
+  return s + (v.empty() ? "0}" : "}");
+}
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+struct Layout {
+  std::vector<Slot> slots;
+  std::map<std::string, int> index;
+};
+
+Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource& forward) {
+  if (!plan.wholeForward())
+    return Failure{"the plan leaves " + std::to_string(plan.uncovered.size()) +
+                   " operator(s) in PyTorch; this coder generates whole-forward candidates only"};
+  if (graph.inputs.size() != forward.params.size())
+    return Failure{"forward takes " + std::to_string(forward.params.size()) + " argument(s) but the graph has " +
+                   std::to_string(graph.inputs.size()) + " tensor input(s); non-tensor arguments are not generated"};
+  Layout l;
+  auto add = [&](const std::string& id, std::string expr, bool allocated) {
+    if (l.index.count(id)) return;
+    l.index[id] = static_cast<int>(l.slots.size());
+    l.slots.push_back({id, std::move(expr), allocated});
+  };
+  for (std::size_t i = 0; i < graph.inputs.size(); ++i) add(graph.inputs[i], forward.params[i], false);
+  for (const auto& k : plan.kernels)
+    for (const auto& in : k.kernel.inputs) {
+      const TensorInfo* t = graph.tensor(in.tensorId);
+      if (t->role == "parameter" || t->role == "buffer") {
+        if (!t->name) return Failure{"parameter " + t->id + " has no name; ModelNew cannot register it"};
+        add(t->id, "self." + *t->name, false);
+      }
+    }
+  int outs = 0;
+  for (const auto& k : plan.kernels)
+    for (const auto& o : k.kernel.outputs) add(o.tensorId, "out" + std::to_string(outs++), true);
+  for (const auto& k : plan.kernels)
+    for (const auto& in : k.kernel.inputs)
+      if (!l.index.count(in.tensorId))
+        return Failure{"kernel " + k.id + " reads " + in.tensorId + ", which no kernel writes and the forward does not take"};
+  for (const auto& o : graph.outputs)
+    if (!l.index.count(o) || !l.slots[l.index[o]].allocated)
+      return Failure{"the forward returns " + o + ", which is not written by a generated kernel"};
+  return l;
+}
+
+// The allocation lines and the library call of a forward, at `indent`.
+std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource& forward, const std::string& lib,
+                        const std::string& indent) {
+  std::ostringstream py;
+  const std::string device = forward.params.empty() ? "None" : forward.params[0] + ".device";
+  for (const Slot& s : l.slots)
+    if (s.allocated)
+      py << indent << s.expr << " = torch.empty(" << tuple(graph.tensor(s.tensorId)->shape)
+         << ", dtype=torch.float32, device=" << device << ")\n";
+  py << indent << lib << ".forward(";
+  for (std::size_t i = 0; i < l.slots.size(); ++i) py << (i ? ", " : "") << l.slots[i].expr;
+  py << ")\n" << indent << "return ";
+  for (std::size_t i = 0; i < graph.outputs.size(); ++i)
+    py << (i ? ", " : "") << l.slots[l.index.at(graph.outputs[i])].expr;
+  py << "\n";
+  return py.str();
+}
+
+// Parameters and buffers registered under the reference's dotted names, so the harness can
+// copy the reference's state_dict into ModelNew.
+std::string registrations(const Graph& graph, const Layout& l) {
+  std::ostringstream py;
+  std::set<std::string> modules;
+  for (const Slot& s : l.slots) {
+    const TensorInfo* t = graph.tensor(s.tensorId);
+    if (t->role != "parameter" && t->role != "buffer") continue;
+    const std::string name = *t->name;
+    std::string prefix;
+    for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+      prefix = name.substr(0, dot);
+      if (modules.insert(prefix).second) py << "        self." << prefix << " = nn.Module()\n";
+    }
+    const auto lastDot = name.rfind('.');
+    const std::string owner = lastDot == std::string::npos ? "self" : "self." + name.substr(0, lastDot);
+    const std::string leaf = lastDot == std::string::npos ? name : name.substr(lastDot + 1);
+    if (t->role == "parameter")
+      py << "        " << owner << "." << leaf << " = nn.Parameter(torch.empty(" << tuple(t->shape) << "))\n";
+    else
+      py << "        " << owner << ".register_buffer(\"" << leaf << "\", torch.empty(" << tuple(t->shape) << "))\n";
+  }
+  return py.str();
+}
+
+}  // namespace
+
+Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan, const ForwardSource& forward,
+                                           const Variant& variant, const std::string& title) {
+  auto l = layout(graph, plan, forward);
+  if (!l) return l.failure();
+  const Layout& lay = l.value();
+  std::ostringstream cu;
+  cu << "// " << title << "\n// Generated by the StitchCUDA built-in coder, variant " << variant.name() << ". Tensors:";
+  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : " ") << lay.slots[i].expr;
+  cu << ".\n" << emitPrelude();
+  for (const auto& k : plan.kernels) cu << emitKernel(k.kernel, k.id, variant, lay.index).device << "\n";
+
+  // Every slot is checked against the captured layout: the kernels bake these shapes in.
+  cu << "static const int32_t kNdim[] = {";
+  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << graph.tensor(lay.slots[i].tensorId)->shape.size();
+  cu << "};\nstatic const int64_t kSizes[][8] = {";
+  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << cArray(graph.tensor(lay.slots[i].tensorId)->shape);
+  cu << "};\nstatic const int64_t kStrides[][8] = {";
+  for (std::size_t i = 0; i < lay.slots.size(); ++i) {
+    const TensorInfo* t = graph.tensor(lay.slots[i].tensorId);
+    cu << (i ? ", " : "") << cArray(lay.slots[i].allocated ? contiguousStrides(t->shape) : t->strides);
+  }
+  cu << "};\n\n"
+     << "extern \"C\" int stitch_forward(const StitchTensor* t, int32_t n, cudaStream_t stream) {\n"
+     << "  if (n != " << lay.slots.size() << ") return (int)cudaErrorInvalidValue;\n"
+     << "  for (int i = 0; i < n; ++i) {\n"
+     << "    if (t[i].dtype != 0 || t[i].ndim != kNdim[i]) return (int)cudaErrorInvalidValue;\n"
+     << "    for (int d = 0; d < t[i].ndim; ++d)\n"
+     << "      if (t[i].sizes[d] != kSizes[i][d] || (kSizes[i][d] != 1 && t[i].strides[d] != kStrides[i][d]))\n"
+     << "        return (int)cudaErrorInvalidValue;\n"
+     << "  }\n  int status = 0;\n";
+  for (const auto& k : plan.kernels) cu << "  if ((status = launch_" << k.id << "(t, stream)) != 0) return status;\n";
+  cu << "  return 0;\n}\n";
+
+  std::ostringstream py;
+  py << "# " << title << "\n# Generated by the StitchCUDA built-in coder: allocation and one library call per forward.\n"
+     << "import torch\nimport torch.nn as nn\nfrom stitchcuda_harness.abi import load_library\n\n\n"
+     << "class ModelNew(nn.Module):\n"
+     << "    def __init__(self, *args, **kwargs):\n        super().__init__()\n"
+     << registrations(graph, lay) << "        self.lib = load_library(__stitch_library__)\n\n"
+     << "    def forward(self";
+  for (const auto& p : forward.params) py << ", " << p;
+  py << "):\n" << forwardBody(graph, lay, forward, "self.lib", "        ");
+
+  CandidateSource out{cu.str(), py.str(), {}};
+  for (const Slot& s : lay.slots) out.slots.push_back(s.expr);
+  return out;
+}
+
+std::string forwardReplacement(const Graph& graph, const Plan& plan, const ForwardSource& forward,
+                               const std::string& libraryPath) {
+  auto l = layout(graph, plan, forward);
+  if (!l) return "";
+  const std::string& in = forward.bodyIndent;
+  std::ostringstream py;
+  py << in << "# StitchCUDA: " << plan.kernels.size() << " generated kernel(s), one library call per forward\n"
+     << in << "from stitchcuda_harness.abi import load_library\n"
+     << in << "if not hasattr(self, \"_stitch_lib\"):\n"
+     << in << "    self._stitch_lib = load_library(\"" << libraryPath << "\")\n"
+     << forwardBody(graph, l.value(), forward, "self._stitch_lib", in);
+  return py.str();
+}
+
+}  // namespace stitch::agents::builtin

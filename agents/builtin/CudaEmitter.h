@@ -1,0 +1,34 @@
+// CUDA source for one FusedKernel: the device kernel (flat elementwise, row reduction with
+// warp shuffles, or column reduction) and a host launcher on the caller's stream. Shapes are
+// baked in as constants (the captured graph's), so index arithmetic divides by constants; the
+// launcher picks 16-byte vector accesses when every contiguous pointer is aligned.
+#pragma once
+
+#include "agents/builtin/FusedKernel.h"
+
+#include <map>
+#include <string>
+
+namespace stitch::agents::builtin {
+
+// One point of the refine search (design §8): the launch shape of every generated kernel.
+struct Variant {
+  int block = 256;  // threads per block
+  int vec = 4;      // elements per 16-byte access (4) or scalar accesses (1)
+  int items = 1;    // flat kernels: vector chunks per thread before the grid strides
+  std::string name() const;
+};
+
+struct EmittedKernel {
+  std::string device;  // kernel definitions and the launcher `static int launch_<name>(const StitchTensor*, cudaStream_t)`
+  std::string launcher;  // the launcher's name
+};
+
+// `slots`: the ABI slot of each tensor id the kernel reads or writes.
+EmittedKernel emitKernel(const FusedKernel& kernel, const std::string& name, const Variant& variant,
+                         const std::map<std::string, int>& slots);
+
+// Device helpers every generated file starts with (math functions, block reductions).
+std::string emitPrelude();
+
+}  // namespace stitch::agents::builtin

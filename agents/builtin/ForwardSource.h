@@ -1,0 +1,23 @@
+// Where the task's `forward` is in its Python source: the parameter names (the thin ModelNew
+// keeps the same signature) and the body's lines (the span a candidate's edit replaces).
+#pragma once
+
+#include "agents/builtin/Outcome.h"
+
+#include <string>
+#include <vector>
+
+namespace stitch::agents::builtin {
+
+struct ForwardSource {
+  std::vector<std::string> params;  // without self
+  int defLine = 0;                  // one-based
+  int bodyFirst = 0;                // one-based, inclusive
+  int bodyLast = 0;
+  std::string bodyIndent;
+};
+
+// Finds `def forward` of `modelClass` (the first class defining forward when empty).
+Outcome<ForwardSource> findForward(const std::string& source, const std::string& modelClass = "Model");
+
+}  // namespace stitch::agents::builtin

@@ -1,0 +1,29 @@
+// Index arithmetic of a FusedKernel's iteration space; see FusedKernel.h.
+#include "agents/builtin/FusedKernel.h"
+
+namespace stitch::agents::builtin {
+namespace {
+
+int64_t product(const std::vector<int64_t>& shape, int begin, int end) {
+  int64_t n = 1;
+  for (int d = begin; d < end; ++d) n *= shape[d];
+  return n;
+}
+
+}  // namespace
+
+int64_t FusedKernel::numel() const { return product(shape, 0, static_cast<int>(shape.size())); }
+int64_t FusedKernel::outer() const { return reduces() ? product(shape, 0, reduceBegin) : numel(); }
+int64_t FusedKernel::reduced() const { return reduces() ? product(shape, reduceBegin, reduceEnd) : 1; }
+int64_t FusedKernel::inner() const {
+  return reduces() ? product(shape, reduceEnd, static_cast<int>(shape.size())) : 1;
+}
+
+bool FusedKernel::variesOverReduced(int value) const {
+  if (!reduces()) return true;
+  for (int d : values[value].dimMap)
+    if (d >= reduceBegin && d < reduceEnd) return true;
+  return false;
+}
+
+}  // namespace stitch::agents::builtin

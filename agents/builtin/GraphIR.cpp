@@ -1,0 +1,224 @@
+// Parsing of stitchcuda.graph/1; see GraphIR.h. Each error names the path of the field that
+// failed ("nodes[3].inputs[1]") so a harness change is found at once.
+#include "agents/builtin/GraphIR.h"
+
+#include <stdexcept>
+
+namespace stitch::agents::builtin {
+namespace {
+
+using nlohmann::json;
+
+struct FieldError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const json& field(const json& j, const char* key, const std::string& path) {
+  if (!j.is_object()) throw FieldError(path + " is not an object");
+  auto it = j.find(key);
+  if (it == j.end()) throw FieldError(path + "." + key + " is missing");
+  return *it;
+}
+
+template <typename T>
+T get(const json& j, const char* key, const std::string& path) {
+  const json& v = field(j, key, path);
+  try {
+    return v.get<T>();
+  } catch (const json::exception&) {
+    throw FieldError(path + "." + key + " has the wrong type (" + v.dump().substr(0, 60) + ")");
+  }
+}
+
+template <typename T>
+std::optional<T> optional(const json& j, const char* key, const std::string& path) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return get<T>(j, key, path);
+}
+
+ScalarValue scalar(const json& v) {
+  if (v.is_null()) return std::monostate{};
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    // JSON has no NaN/Infinity: the harness sends them as strings.
+    const auto s = v.get<std::string>();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
+  if (v.is_array()) {
+    bool ints = true, numbers = true;
+    for (const json& e : v) {
+      ints = ints && e.is_number_integer();
+      numbers = numbers && e.is_number();
+    }
+    if (ints) return v.get<std::vector<int64_t>>();
+    if (numbers) return v.get<std::vector<double>>();
+  }
+  return Other{v.dump()};
+}
+
+std::optional<SourceRef> source(const json& j, const std::string& path) {
+  auto it = j.find("source");
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  SourceRef s;
+  s.file = get<std::string>(*it, "file", path + ".source");
+  s.line = get<int>(*it, "line", path + ".source");
+  s.function = it->value("function", "");
+  return s;
+}
+
+TensorInfo tensorFrom(const json& j, const std::string& path) {
+  TensorInfo t;
+  t.id = get<std::string>(j, "id", path);
+  t.shape = get<std::vector<int64_t>>(j, "shape", path);
+  t.strides = get<std::vector<int64_t>>(j, "strides", path);
+  if (t.strides.size() != t.shape.size()) throw FieldError(path + " (" + t.id + "): strides and shape differ in rank");
+  t.storageOffset = optional<int64_t>(j, "storage_offset", path).value_or(0);
+  t.dtype = get<std::string>(j, "dtype", path);
+  t.role = get<std::string>(j, "role", path);
+  t.name = optional<std::string>(j, "name", path);
+  t.producer = optional<int>(j, "producer", path);
+  t.viewOf = optional<std::string>(j, "view_of", path);
+  return t;
+}
+
+Node nodeFrom(const json& j, const std::string& path) {
+  Node n;
+  n.id = get<int>(j, "id", path);
+  n.op = get<std::string>(j, "op", path);
+  n.kind = j.value("kind", "compute");
+  n.module = j.value("module", "");
+  const json& inputs = field(j, "inputs", path);
+  if (!inputs.is_array()) throw FieldError(path + ".inputs is not a list");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string ip = path + ".inputs[" + std::to_string(i) + "]";
+    Argument a;
+    a.name = get<std::string>(inputs[i], "name", ip);
+    if (inputs[i].contains("tensor")) a.tensor = get<std::string>(inputs[i], "tensor", ip);
+    else if (inputs[i].contains("tensors")) {
+      for (const json& t : field(inputs[i], "tensors", ip)) a.tensors.push_back(t.is_string() ? t.get<std::string>() : "");
+    } else
+      a.value = scalar(inputs[i].value("value", json()));
+    n.inputs.push_back(std::move(a));
+  }
+  n.outputs = get<std::vector<std::string>>(j, "outputs", path);
+  n.source = source(j, path);
+  return n;
+}
+
+}  // namespace
+
+int64_t TensorInfo::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+int64_t TensorInfo::elementBytes() const {
+  static const std::map<std::string, int64_t> sizes{{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8},
+                                                    {"int32", 4},   {"int64", 8},   {"uint8", 1},    {"bool", 1}};
+  auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+bool TensorInfo::contiguous() const {
+  int64_t expected = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+const Argument* Node::arg(const std::string& name) const {
+  for (const Argument& a : inputs)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+std::string Node::where() const {
+  std::string s = op + " (node " + std::to_string(id);
+  if (source) {
+    auto slash = source->file.find_last_of('/');
+    s += ", " + (slash == std::string::npos ? source->file : source->file.substr(slash + 1)) + ":" +
+         std::to_string(source->line);
+  }
+  return s + ")";
+}
+
+const TensorInfo* Graph::tensor(const std::string& id) const {
+  auto it = tensorIndex_.find(id);
+  return it == tensorIndex_.end() ? nullptr : &tensors[it->second];
+}
+
+const Node* Graph::node(int id) const {
+  auto it = nodeIndex_.find(id);
+  return it == nodeIndex_.end() ? nullptr : &nodes[it->second];
+}
+
+Outcome<Graph> parseGraph(const json& j) {
+  try {
+    Graph g;
+    const auto schema = get<std::string>(j, "schema", "graph");
+    if (schema != "stitchcuda.graph/1")
+      return Failure{"graph schema is " + schema + "; this host reads stitchcuda.graph/1 (update the harness or host)"};
+    g.task = j.value("task", "");
+    g.device = j.value("device", "");
+    g.torch = j.value("torch", "");
+    const json& tensors = field(j, "tensors", "graph");
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      g.tensors.push_back(tensorFrom(tensors[i], "tensors[" + std::to_string(i) + "]"));
+      if (!g.tensorIndex_.emplace(g.tensors.back().id, i).second)
+        return Failure{"tensors[" + std::to_string(i) + "]: duplicate tensor id " + g.tensors.back().id};
+    }
+    const json& nodes = field(j, "nodes", "graph");
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const std::string path = "nodes[" + std::to_string(i) + "]";
+      g.nodes.push_back(nodeFrom(nodes[i], path));
+      const Node& n = g.nodes.back();
+      for (const Argument& a : n.inputs) {
+        std::vector<std::string> ids = a.tensors;
+        if (a.tensor) ids.push_back(*a.tensor);
+        for (const auto& id : ids)
+          if (!id.empty() && !g.tensorIndex_.count(id))
+            return Failure{path + " " + n.where() + ": argument " + a.name + " names unknown tensor " + id};
+      }
+      for (const auto& id : n.outputs)
+        if (!g.tensorIndex_.count(id)) return Failure{path + " " + n.where() + ": unknown output tensor " + id};
+      g.nodeIndex_.emplace(n.id, i);
+    }
+    g.inputs = get<std::vector<std::string>>(j, "inputs", "graph");
+    g.outputs = get<std::vector<std::string>>(j, "outputs", "graph");
+    for (const auto& id : g.outputs)
+      if (!g.tensorIndex_.count(id)) return Failure{"graph.outputs names unknown tensor " + id};
+    if (auto it = j.find("uncovered"); it != j.end() && it->is_array())
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string path = "uncovered[" + std::to_string(i) + "]";
+        g.uncovered.push_back({get<std::string>((*it)[i], "op", path), (*it)[i].value("reason", ""),
+                               source((*it)[i], path)});
+      }
+    return g;
+  } catch (const FieldError& e) {
+    return Failure{std::string("captured graph: ") + e.what()};
+  }
+}
+
+std::optional<double> asNumber(const ScalarValue& v) {
+  if (auto d = std::get_if<double>(&v)) return *d;
+  if (auto i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (auto b = std::get_if<bool>(&v)) return *b ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> asIntList(const ScalarValue& v) {
+  if (auto l = std::get_if<std::vector<int64_t>>(&v)) return *l;
+  if (auto i = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*i};
+  return std::nullopt;
+}
+
+}  // namespace stitch::agents::builtin

@@ -1,0 +1,102 @@
+// The harness's captured ATen graph (schema stitchcuda.graph/1, protocol/HARNESS.md) as typed
+// structs: the planner and coder read these, never raw JSON. Parsing reports the first field
+// that does not fit, with the node or tensor it belongs to.
+#pragma once
+
+#include "agents/builtin/Outcome.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace stitch::agents::builtin {
+
+struct SourceRef {
+  std::string file;
+  int line = 0;  // one-based, as the harness reports it
+  std::string function;
+};
+
+struct TensorInfo {
+  std::string id;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // in elements
+  int64_t storageOffset = 0;
+  std::string dtype;  // float32, float16, bool, int64, ...
+  std::string role;   // input | parameter | buffer | constant | intermediate
+  std::optional<std::string> name;
+  std::optional<int> producer;
+  std::optional<std::string> viewOf;
+
+  int64_t numel() const;
+  int64_t elementBytes() const;  // 0 for a dtype the brain does not know
+  bool contiguous() const;
+};
+
+// A non-tensor argument: None, bool, int, float, string, an int or float list, or something
+// the brain does not read (kept as its JSON text for messages).
+struct Other {
+  std::string text;
+};
+using ScalarValue = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>,
+                                 std::vector<double>, Other>;
+
+struct Argument {
+  std::string name;
+  std::optional<std::string> tensor;  // a single tensor argument
+  std::vector<std::string> tensors;   // a tensor list argument
+  ScalarValue value;                  // when neither of the above
+};
+
+struct Node {
+  int id = 0;
+  std::string op;    // aten::add.Tensor
+  std::string kind;  // compute | view | inplace
+  std::string module;
+  std::vector<Argument> inputs;
+  std::vector<std::string> outputs;
+  std::optional<SourceRef> source;
+
+  const Argument* arg(const std::string& name) const;
+  // Where the node is, for messages: "aten::gelu (node 3, task.py:12)".
+  std::string where() const;
+};
+
+struct UncoveredOp {
+  std::string op;
+  std::string reason;
+  std::optional<SourceRef> source;
+};
+
+struct Graph {
+  std::string task;
+  std::string device;
+  std::string torch;
+  std::vector<TensorInfo> tensors;
+  std::vector<Node> nodes;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<UncoveredOp> uncovered;
+
+  const TensorInfo* tensor(const std::string& id) const;
+  const Node* node(int id) const;
+
+private:
+  friend Outcome<Graph> parseGraph(const nlohmann::json& j);
+  std::map<std::string, std::size_t> tensorIndex_;
+  std::map<int, std::size_t> nodeIndex_;
+};
+
+Outcome<Graph> parseGraph(const nlohmann::json& j);
+
+// Reads scalars as numbers: ints and bools widen to double; anything else is nullopt.
+std::optional<double> asNumber(const ScalarValue& v);
+// Reads an int or an int list as a list of dims.
+std::optional<std::vector<int64_t>> asIntList(const ScalarValue& v);
+
+}  // namespace stitch::agents::builtin

@@ -1,0 +1,551 @@
+// Lowering of ATen nodes into a FusedKernel; see KernelBuilder.h. Broadcasting is tracked per
+// value as a map from its own dims to the iteration dims, so a [B] row statistic, a [D] bias and a
+// [B, D] activation meet in one kernel at the right coordinates.
+#include "agents/builtin/KernelBuilder.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace stitch::agents::builtin {
+namespace {
+
+std::string baseName(const std::string& op) {
+  std::string s = op.rfind("aten::", 0) == 0 ? op.substr(6) : op;
+  return s.substr(0, s.find('.'));
+}
+
+std::string overload(const std::string& op) {
+  auto dot = op.find('.');
+  return dot == std::string::npos ? "" : op.substr(dot + 1);
+}
+
+const std::set<std::string>& unaryOps() {
+  static const std::set<std::string> ops{
+      "relu", "sigmoid", "tanh", "exp", "log", "log1p", "expm1", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "sin",
+      "cos", "erf", "floor", "ceil", "sign", "gelu", "silu", "mish", "softplus", "elu", "celu", "leaky_relu",
+      "hardtanh", "hardsigmoid", "hardswish", "clamp", "clamp_min", "clamp_max", "threshold", "hardshrink",
+      "softshrink", "log2", "exp2", "square", "clone", "_to_copy", "alias", "detach", "contiguous", "lift_fresh",
+      "positive", "relu6"};
+  return ops;
+}
+
+const std::set<std::string>& binaryOps() {
+  static const std::set<std::string> ops{"add", "sub", "mul", "div", "rsub", "maximum", "minimum", "pow",
+                                         "eq",  "ne",  "gt",  "ge",  "lt",   "le",      "where"};
+  return ops;
+}
+
+const std::set<std::string>& reductionOps() {
+  static const std::set<std::string> ops{"sum",      "mean",         "amax",     "amin",
+                                         "max",      "min",          "prod",     "_softmax",
+                                         "softmax",  "_log_softmax", "log_softmax", "logsumexp",
+                                         "native_layer_norm"};
+  return ops;
+}
+
+const std::set<std::string>& viewOps() {
+  static const std::set<std::string> ops{"view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "expand",
+                                         "flatten", "_reshape_alias"};
+  return ops;
+}
+
+std::vector<int64_t> nonUnit(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> r;
+  for (int64_t s : shape)
+    if (s != 1) r.push_back(s);
+  return r;
+}
+
+double number(const Node& node, const std::string& name, double fallback) {
+  const Argument* a = node.arg(name);
+  if (!a) return fallback;
+  return asNumber(a->value).value_or(fallback);
+}
+
+bool isNone(const Node& node, const std::string& name) {
+  const Argument* a = node.arg(name);
+  return !a || (!a->tensor && std::holds_alternative<std::monostate>(a->value));
+}
+
+}  // namespace
+
+OpClass classifyOp(const std::string& op) {
+  const std::string b = baseName(op);
+  if (viewOps().count(b)) return OpClass::View;
+  if (unaryOps().count(b) || binaryOps().count(b)) return OpClass::Elementwise;
+  if (reductionOps().count(b)) return OpClass::Reduction;
+  return OpClass::Unsupported;
+}
+
+int KernelBuilder::push(KernelValue v) {
+  kernel_.values.push_back(std::move(v));
+  return static_cast<int>(kernel_.values.size()) - 1;
+}
+
+int KernelBuilder::constant(double c) {
+  KernelValue v;
+  v.op = ValueOp::Constant;
+  v.params = {c};
+  return push(std::move(v));
+}
+
+int KernelBuilder::unary(const std::string& fn, int a, std::vector<double> params) {
+  KernelValue v;
+  v.op = ValueOp::Unary;
+  v.fn = fn;
+  v.args = {a};
+  v.params = std::move(params);
+  v.dimMap = kernel_.values[a].dimMap;
+  return push(std::move(v));
+}
+
+// Both operands are in the kernel already; the result takes the union of their dim maps (a
+// row statistic [B, 1] against a row [B, D] gives [B, D]).
+int KernelBuilder::binary(const std::string& fn, int a, int b) {
+  const auto& ma = kernel_.values[a].dimMap;
+  const auto& mb = kernel_.values[b].dimMap;
+  std::vector<int> map(std::max(ma.size(), mb.size()), -1);
+  for (std::size_t p = 0; p < map.size(); ++p) {
+    std::ptrdiff_t pa = static_cast<std::ptrdiff_t>(p) - static_cast<std::ptrdiff_t>(map.size() - ma.size());
+    std::ptrdiff_t pb = static_cast<std::ptrdiff_t>(p) - static_cast<std::ptrdiff_t>(map.size() - mb.size());
+    if (pa >= 0 && ma[pa] >= 0) map[p] = ma[pa];
+    if (pb >= 0 && mb[pb] >= 0) map[p] = mb[pb];
+  }
+  KernelValue v;
+  v.op = ValueOp::Binary;
+  v.fn = fn;
+  v.args = {a, b};
+  v.dimMap = std::move(map);
+  return push(std::move(v));
+}
+
+Outcome<bool> KernelBuilder::add(const Node& node) {
+  KernelBuilder saved = *this;
+  auto r = lower(node);
+  if (!r) {
+    *this = std::move(saved);
+    return r.failure();
+  }
+  kernel_.nodeIds.push_back(node.id);
+  return true;
+}
+
+Outcome<FusedKernel> KernelBuilder::finish(const std::vector<std::string>& outputs) const {
+  FusedKernel k = kernel_;
+  for (const auto& id : outputs) {
+    auto it = tensors_.find(id);
+    const TensorInfo* t = graph_->tensor(id);
+    if (it == tensors_.end() || !t) return Failure{"tensor " + id + " is not produced by this kernel"};
+    if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+    if (t->dtype != "float32") return Failure{"output " + id + " is " + t->dtype + "; the generated kernels write float32"};
+    const KernelValue& v = k.values[it->second.value];
+    // The value's mapped dims, in order, must be the iteration dims it spans, in order: then its
+    // contiguous buffer is indexed by the element (or row) index directly.
+    std::vector<int> mapped;
+    for (int d : v.dimMap)
+      if (d >= 0) mapped.push_back(d);
+    bool perRow = k.reduces() && !k.variesOverReduced(it->second.value);
+    std::vector<int> expected;
+    for (int d = 0; d < static_cast<int>(k.shape.size()); ++d)
+      if (k.shape[d] != 1 && !(perRow && d >= k.reduceBegin && d < k.reduceEnd)) expected.push_back(d);
+    if (mapped != expected)
+      return Failure{"output " + id + " is broadcast or transposed relative to the kernel's iteration space"};
+    k.outputs.push_back({id, it->second.value, perRow, t->shape});
+  }
+  return k;
+}
+
+// The operand's value: a kernel value, a scalar constant, or (for an external tensor) nullopt-
+// like -1 with the id left for the caller to bind once the result's dim map is known.
+Outcome<int> KernelBuilder::operand(const Node& node, const std::string& argName) {
+  const Argument* a = node.arg(argName);
+  if (!a) return Failure{node.where() + ": missing argument " + argName};
+  if (a->tensor) {
+    auto it = tensors_.find(*a->tensor);
+    if (it == tensors_.end()) return -1;
+    if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+    return it->second.value;
+  }
+  if (auto c = asNumber(a->value)) return constant(*c);
+  return Failure{node.where() + ": argument " + argName + " is neither a tensor nor a number"};
+}
+
+Outcome<int> KernelBuilder::external(const std::string& tensorId, const std::vector<int>& dimMap) {
+  const TensorInfo* t = graph_->tensor(tensorId);
+  const TensorInfo* root = t;
+  while (root->viewOf) {
+    const TensorInfo* base = graph_->tensor(*root->viewOf);
+    if (!base) break;
+    root = base;
+  }
+  if (root->role == "constant")
+    return Failure{"tensor " + t->id + " was made outside ATen (role constant); ModelNew cannot pass it"};
+  if (root->role == "intermediate" && !root->contiguous())
+    return Failure{"intermediate " + root->id + " is not contiguous; the generated buffers are"};
+  if (t->dtype != "float32") return Failure{"input " + t->id + " is " + t->dtype + "; the generated kernels read float32"};
+  KernelInput in;
+  in.tensorId = root->id;
+  in.offset = t->storageOffset - root->storageOffset;
+  in.strides.assign(kernel_.shape.size(), 0);
+  for (std::size_t k = 0; k < dimMap.size(); ++k)
+    if (dimMap[k] >= 0) in.strides[dimMap[k]] = t->strides[k];
+  int64_t expect = 1;
+  in.linear = in.offset == 0;
+  for (std::size_t d = kernel_.shape.size(); d-- > 0;) {
+    if (kernel_.shape[d] != 1 && in.strides[d] != expect) in.linear = false;
+    expect *= kernel_.shape[d];
+  }
+  std::string key = in.tensorId + "@" + std::to_string(in.offset);
+  for (int64_t s : in.strides) key += "," + std::to_string(s);
+  auto [it, fresh] = inputsByKey_.emplace(key, static_cast<int>(kernel_.inputs.size()));
+  if (fresh) kernel_.inputs.push_back(in);
+  KernelValue v;
+  v.op = ValueOp::Input;
+  v.input = it->second;
+  v.dimMap = dimMap;
+  return push(std::move(v));
+}
+
+// The dim map of a result with `shape` computed from `operands` (kernel values; -1 for external
+// tensors): the union of the operands' maps, or right-aligned to the iteration space when no
+// operand is in the kernel yet (the first node sets the iteration space).
+Outcome<std::vector<int>> KernelBuilder::alignedMap(const std::vector<int64_t>& shape, const std::vector<int>& operands,
+                                                    const Node& node) {
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int> map(rank, -1);
+  for (int v : operands) {
+    if (v < 0) continue;
+    const auto& m = kernel_.values[v].dimMap;
+    if (static_cast<int>(m.size()) > rank) return Failure{node.where() + ": operand has a higher rank than the result"};
+    for (std::size_t p = 0; p < m.size(); ++p) {
+      int q = rank - static_cast<int>(m.size()) + static_cast<int>(p);
+      if (m[p] < 0) continue;
+      if (map[q] >= 0 && map[q] != m[p]) return Failure{node.where() + ": operands broadcast along different dims"};
+      map[q] = m[p];
+    }
+  }
+  if (kernel_.shape.empty()) {
+    kernel_.shape = shape;
+    for (int d = 0; d < rank; ++d) map[d] = d;
+    return map;
+  }
+  const int srank = static_cast<int>(kernel_.shape.size());
+  for (int q = 0; q < rank; ++q) {
+    if (shape[q] == 1) {
+      map[q] = -1;
+      continue;
+    }
+    // A dim no operand in the kernel spans (an external operand brings it): right-aligned, as
+    // PyTorch broadcasts, unless another dim of the result already took that iteration dim.
+    if (map[q] < 0) {
+      int s = srank - rank + q;
+      if (s >= 0 && std::find(map.begin(), map.end(), s) == map.end()) map[q] = s;
+    }
+    if (map[q] < 0 || kernel_.shape[map[q]] != shape[q])
+      return Failure{node.where() + ": its shape does not fit the kernel's iteration space"};
+  }
+  return map;
+}
+
+Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
+                                        const std::vector<std::string>& argNames, std::vector<double> params) {
+  if (node.outputs.empty()) return Failure{node.where() + ": no output"};
+  const TensorInfo* out = graph_->tensor(node.outputs[0]);
+  if (out->dtype != "float32" && out->dtype != "bool")
+    return Failure{node.where() + ": result is " + out->dtype + "; the generated kernels compute in float32"};
+  std::vector<int> vals;
+  for (const auto& name : argNames) {
+    auto v = operand(node, name);
+    if (!v) return v.failure();
+    vals.push_back(v.value());
+  }
+  std::vector<int> internal;
+  for (int v : vals)
+    if (v >= 0 && kernel_.values[v].op != ValueOp::Constant) internal.push_back(v);
+  auto map = alignedMap(out->shape, internal.empty() ? std::vector<int>{-1} : internal, node);
+  if (!map) return map.failure();
+  const int rank = static_cast<int>(out->shape.size());
+  for (std::size_t i = 0; i < vals.size(); ++i) {
+    if (vals[i] >= 0) continue;
+    const TensorInfo* t = graph_->tensor(*node.arg(argNames[i])->tensor);
+    if (static_cast<int>(t->shape.size()) > rank) return Failure{node.where() + ": operand has a higher rank than the result"};
+    std::vector<int> m(t->shape.size(), -1);
+    for (std::size_t p = 0; p < m.size(); ++p) {
+      int q = rank - static_cast<int>(m.size()) + static_cast<int>(p);
+      if (t->shape[p] == 1) continue;
+      if (map.value()[q] < 0 || t->shape[p] != out->shape[q])
+        return Failure{node.where() + ": operand " + t->id + " does not broadcast to the result"};
+      m[p] = map.value()[q];
+    }
+    auto v = external(t->id, m);
+    if (!v) return v.failure();
+    vals[i] = v.value();
+  }
+  KernelValue v;
+  v.op = fn == "where" ? ValueOp::Select : vals.size() == 1 ? ValueOp::Unary : ValueOp::Binary;
+  v.fn = fn;
+  v.args = vals;
+  v.params = std::move(params);
+  v.dimMap = map.value();
+  int id = push(std::move(v));
+  bind(node.outputs[0], id);
+  return id;
+}
+
+Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind, std::vector<int64_t> dims,
+                                   bool keepdim, const std::string& outId) {
+  const auto map = kernel_.values[input].dimMap;
+  const int rank = static_cast<int>(map.size());
+  if (dims.empty())
+    for (int d = 0; d < rank; ++d) dims.push_back(d);
+  std::set<int> positions, reducedDims;
+  for (int64_t d : dims) {
+    int p = static_cast<int>(d < 0 ? d + rank : d);
+    if (p < 0 || p >= rank) return Failure{node.where() + ": reduction dim " + std::to_string(d) + " out of range"};
+    positions.insert(p);
+    if (map[p] >= 0) reducedDims.insert(map[p]);
+  }
+  if (reducedDims.empty()) return Failure{node.where() + ": reduces only size-1 dims"};
+  int lo = *reducedDims.begin(), hi = *reducedDims.rbegin() + 1;
+  for (int d = lo; d < hi; ++d)
+    if (!reducedDims.count(d) && kernel_.shape[d] != 1)
+      return Failure{node.where() + ": reduces dims that are not adjacent; the generated kernels reduce one range"};
+  if (kernel_.reduces() && (kernel_.reduceBegin != lo || kernel_.reduceEnd != hi))
+    return Failure{node.where() + ": reduces other dims than the kernel's earlier reduction"};
+  kernel_.reduceBegin = lo;
+  kernel_.reduceEnd = hi;
+  KernelValue v;
+  v.op = ValueOp::Reduce;
+  v.reduce = kind;
+  v.args = {input};
+  for (int p = 0; p < rank; ++p) {
+    if (!positions.count(p)) v.dimMap.push_back(map[p]);
+    else if (keepdim) v.dimMap.push_back(-1);
+  }
+  const TensorInfo* out = outId.empty() ? nullptr : graph_->tensor(outId);
+  if (out && out->shape.size() != v.dimMap.size())
+    return Failure{node.where() + ": result rank differs from the reduction's (keepdim?)"};
+  return push(std::move(v));
+}
+
+Outcome<bool> KernelBuilder::lower(const Node& node) {
+  const std::string b = baseName(node.op);
+  const std::string ov = overload(node.op);
+  if (node.kind == "inplace") return Failure{node.where() + ": in-place operators are left to PyTorch"};
+  if (node.outputs.empty()) return Failure{node.where() + ": no output"};
+  const std::string out0 = node.outputs[0];
+
+  if (viewOps().count(b)) {
+    const Argument* self = node.arg("self");
+    if (!self || !self->tensor) return Failure{node.where() + ": view without a tensor"};
+    auto it = tensors_.find(*self->tensor);
+    if (it == tensors_.end()) return true;  // a view of an external tensor: read through its strides
+    if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+    const TensorInfo* src = graph_->tensor(*self->tensor);
+    const TensorInfo* dst = graph_->tensor(out0);
+    if (nonUnit(src->shape) != nonUnit(dst->shape))
+      return Failure{node.where() + ": reshapes a computed value; only size-1 dims may be added or removed"};
+    std::vector<int> srcMapped;
+    const auto& sm = kernel_.values[it->second.value].dimMap;
+    for (std::size_t p = 0; p < sm.size(); ++p)
+      if (src->shape[p] != 1) srcMapped.push_back(sm[p]);
+    KernelValue v;
+    v.op = ValueOp::Unary;
+    v.fn = "identity";
+    v.args = {it->second.value};
+    std::size_t k = 0;
+    for (int64_t s : dst->shape) v.dimMap.push_back(s == 1 ? -1 : srcMapped[k++]);
+    bind(out0, push(std::move(v)));
+    return true;
+  }
+
+  if (unaryOps().count(b)) {
+    if (b == "_to_copy") {
+      const Argument* dt = node.arg("dtype");
+      if (dt && !std::holds_alternative<std::monostate>(dt->value) && graph_->tensor(out0)->dtype != "float32")
+        return Failure{node.where() + ": casts to " + graph_->tensor(out0)->dtype + " are left to PyTorch"};
+    }
+    if (b == "clamp" && ((node.arg("min") && node.arg("min")->tensor) || (node.arg("max") && node.arg("max")->tensor)))
+      return Failure{node.where() + ": clamp with tensor bounds is left to PyTorch"};
+    std::string fn = b;
+    std::vector<double> params;
+    if (b == "gelu") {
+      const Argument* a = node.arg("approximate");
+      auto s = a ? std::get_if<std::string>(&a->value) : nullptr;
+      fn = s && *s == "tanh" ? "gelu_tanh" : "gelu";
+    } else if (b == "softplus") params = {number(node, "beta", 1.0), number(node, "threshold", 20.0)};
+    else if (b == "elu") params = {number(node, "alpha", 1.0), number(node, "scale", 1.0), number(node, "input_scale", 1.0)};
+    else if (b == "celu") fn = "elu", params = {number(node, "alpha", 1.0), 1.0, 1.0 / number(node, "alpha", 1.0)};
+    else if (b == "leaky_relu") params = {number(node, "negative_slope", 0.01)};
+    else if (b == "hardtanh") params = {number(node, "min_val", -1.0), number(node, "max_val", 1.0)};
+    else if (b == "relu6") fn = "hardtanh", params = {0.0, 6.0};
+    else if (b == "clamp" || b == "clamp_min" || b == "clamp_max") {
+      bool hasMin = b != "clamp_max" && !isNone(node, "min"), hasMax = b != "clamp_min" && !isNone(node, "max");
+      fn = "clamp";
+      params = {hasMin ? 1.0 : 0.0, number(node, "min", 0.0), hasMax ? 1.0 : 0.0, number(node, "max", 0.0)};
+    } else if (b == "threshold") params = {number(node, "threshold", 0.0), number(node, "value", 0.0)};
+    else if (b == "hardshrink" || b == "softshrink") params = {number(node, "lambd", 0.5)};
+    else if (b == "clone" || b == "_to_copy" || b == "alias" || b == "detach" || b == "contiguous" ||
+             b == "lift_fresh" || b == "positive")
+      fn = "identity";
+    auto v = elementwise(node, fn, {"self"}, params);
+    return v ? Outcome<bool>(true) : Outcome<bool>(v.failure());
+  }
+
+  if (binaryOps().count(b)) {
+    if (b == "pow" && ov == "Tensor_Scalar") {
+      auto v = elementwise(node, "pow_scalar", {"self"}, {number(node, "exponent", 1.0)});
+      return v ? Outcome<bool>(true) : Outcome<bool>(v.failure());
+    }
+    if (b == "pow" && ov != "Tensor_Tensor") return Failure{node.where() + ": this pow overload is left to PyTorch"};
+    if (b == "div" && node.arg("rounding_mode") && !isNone(node, "rounding_mode"))
+      return Failure{node.where() + ": division with a rounding mode is left to PyTorch"};
+    if (b == "where") {
+      auto v = elementwise(node, "where", {"condition", "self", "other"});
+      return v ? Outcome<bool>(true) : Outcome<bool>(v.failure());
+    }
+    const double alpha = number(node, "alpha", 1.0);
+    std::string fn = b;
+    auto v = elementwise(node, fn == "rsub" ? "sub" : fn, {"self", "other"});
+    if (!v) return v.failure();
+    if ((b == "add" || b == "sub" || b == "rsub") && alpha != 1.0) {
+      // a ± alpha·b: rebuild with the scaled operand; rsub is other − alpha·self.
+      KernelValue& val = kernel_.values[v.value()];
+      int a0 = val.args[0], a1 = val.args[1];
+      if (b == "rsub") {
+        val.args = {a1, binary("mul", a0, constant(alpha))};
+      } else {
+        val.args = {a0, binary("mul", a1, constant(alpha))};
+      }
+    } else if (b == "rsub") {
+      KernelValue& val = kernel_.values[v.value()];
+      std::swap(val.args[0], val.args[1]);
+    }
+    return true;
+  }
+
+  if (reductionOps().count(b)) {
+    const char* selfName = b == "native_layer_norm" ? "input" : "self";
+    const Argument* self = node.arg(selfName);
+    if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
+    if (node.arg("dtype") && !isNone(node, "dtype")) return Failure{node.where() + ": reductions with a dtype are left to PyTorch"};
+    int in = -1;
+    if (auto it = tensors_.find(*self->tensor); it != tensors_.end()) {
+      if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+      in = it->second.value;
+    } else {
+      const TensorInfo* t = graph_->tensor(*self->tensor);
+      if (kernel_.shape.empty()) kernel_.shape = t->shape;
+      auto m = alignedMap(t->shape, {}, node);
+      if (!m) return m.failure();
+      auto v = external(t->id, m.value());
+      if (!v) return v.failure();
+      in = v.value();
+    }
+    const int rank = static_cast<int>(kernel_.values[in].dimMap.size());
+    std::vector<int64_t> dims;
+    if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
+    const bool keepdim = node.arg("keepdim") && asNumber(node.arg("keepdim")->value).value_or(0) != 0;
+    auto reduceOut = [&](ReduceKind kind, int input, bool keep, const std::string& outId) {
+      return reduce(node, input, kind, dims, keep, outId);
+    };
+    auto count = [&](const std::vector<int64_t>& ds) {
+      double n = 1;
+      const auto& shape = graph_->tensor(*self->tensor)->shape;
+      if (ds.empty()) {
+        for (int64_t s : shape) n *= static_cast<double>(s);
+      } else {
+        for (int64_t d : ds) n *= static_cast<double>(shape[d < 0 ? d + rank : d]);
+      }
+      return n;
+    };
+    if (b == "sum" || b == "prod" || b == "amax" || b == "amin" || b == "mean" || b == "max" || b == "min") {
+      ReduceKind kind = b == "sum" || b == "mean" ? ReduceKind::Sum
+                        : b == "prod"             ? ReduceKind::Prod
+                        : b == "amax" || b == "max" ? ReduceKind::Max
+                                                    : ReduceKind::Min;
+      auto r = reduceOut(kind, in, keepdim, out0);
+      if (!r) return r.failure();
+      int result = r.value();
+      if (b == "mean") result = binary("div", result, constant(count(dims)));
+      bind(out0, result);
+      if ((b == "max" || b == "min") && node.outputs.size() > 1)
+        tensors_[node.outputs[1]] = {-1, node.where() + ": the indices of max/min are left to PyTorch"};
+      return true;
+    }
+    if (b == "_softmax" || b == "softmax" || b == "_log_softmax" || b == "log_softmax" || b == "logsumexp") {
+      const bool lse = b == "logsumexp";
+      auto m = reduceOut(ReduceKind::Max, in, true, "");
+      if (!m) return m.failure();
+      int shifted = binary("sub", in, m.value());
+      int e = unary("exp", shifted);
+      auto s = reduceOut(ReduceKind::Sum, e, true, "");
+      if (!s) return s.failure();
+      int result;
+      if (lse) {
+        result = binary("add", unary("log", s.value()), m.value());
+        if (!keepdim) {  // drop the reduced positions from the map, as the result's shape does
+          KernelValue squeeze;
+          squeeze.op = ValueOp::Unary;
+          squeeze.fn = "identity";
+          squeeze.args = {result};
+          auto r = reduce(node, in, ReduceKind::Sum, dims, false, "");  // only for its dim map
+          if (!r) return r.failure();
+          squeeze.dimMap = kernel_.values[r.value()].dimMap;
+          kernel_.values.pop_back();
+          result = push(std::move(squeeze));
+        }
+      } else if (b == "_softmax" || b == "softmax") {
+        result = binary("div", e, s.value());
+      } else {
+        result = binary("sub", shifted, unary("log", s.value()));
+      }
+      if (graph_->tensor(out0)->shape.size() != kernel_.values[result].dimMap.size())
+        return Failure{node.where() + ": result rank differs from the lowered reduction"};
+      bind(out0, result);
+      return true;
+    }
+    if (b == "native_layer_norm") {
+      const Argument* ns = node.arg("normalized_shape");
+      auto normalized = ns ? asIntList(ns->value) : std::nullopt;
+      if (!normalized || normalized->empty()) return Failure{node.where() + ": normalized_shape missing"};
+      dims.clear();
+      for (int64_t i = 0; i < static_cast<int64_t>(normalized->size()); ++i) dims.push_back(rank - 1 - i);
+      const double n = count(dims);
+      auto sum = reduceOut(ReduceKind::Sum, in, true, "");
+      if (!sum) return sum.failure();
+      int mean = binary("div", sum.value(), constant(n));
+      int centered = binary("sub", in, mean);
+      auto sq = reduceOut(ReduceKind::Sum, binary("mul", centered, centered), true, "");
+      if (!sq) return sq.failure();
+      int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(number(node, "eps", 1e-5))));
+      int y = binary("mul", centered, rstd);
+      for (const char* name : {"weight", "bias"}) {
+        const Argument* a = node.arg(name);
+        if (!a || !a->tensor) continue;
+        const TensorInfo* t = graph_->tensor(*a->tensor);
+        std::vector<int> m(t->shape.size(), -1);
+        const auto& ym = kernel_.values[y].dimMap;
+        for (std::size_t p = 0; p < m.size(); ++p)
+          if (t->shape[p] != 1) m[p] = ym[ym.size() - m.size() + p];
+        int w = -1;
+        if (auto it = tensors_.find(t->id); it != tensors_.end()) w = it->second.value;
+        else {
+          auto v = external(t->id, m);
+          if (!v) return v.failure();
+          w = v.value();
+        }
+        y = binary(std::string(name) == "weight" ? "mul" : "add", y, w);
+      }
+      bind(out0, y);
+      if (node.outputs.size() > 2) {
+        bind(node.outputs[1], mean);
+        bind(node.outputs[2], rstd);
+      }
+      return true;
+    }
+  }
+  return Failure{node.where() + ": no generated kernel for this operator; it stays in PyTorch"};
+}
+
+}  // namespace stitch::agents::builtin

@@ -1,0 +1,49 @@
+// What drives the PLAN and CODE/REFINE phases of the loop (design §5): the built-in brain here,
+// the LLM brain later. The loop owns the worker, the verifier calls, budgets and events; a
+// brain only decides what to try next from the facts and the last verdict.
+#pragma once
+
+#include "agents/BaselineJob.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stitch::agents::loop {
+
+// The verifier's judgement of the last candidate, reduced to what a brain acts on.
+struct Feedback {
+  bool built = false;
+  bool passed = false;
+  std::vector<std::string> failedChecks;
+  std::optional<double> medianMs;
+  std::string diagnosis;  // one issue, one suggestion
+};
+
+struct BrainPlan {
+  protocol::PlanParams plan;  // tasks and uncovered operators, for the editor
+  bool generatable = false;   // a candidate can be generated for it
+  std::string reason;         // why not, when it cannot
+};
+
+struct Draft {
+  std::string title;
+  std::string variant;
+  std::filesystem::path dir;  // holds the candidate's .cu and .py
+};
+
+class Brain {
+public:
+  virtual ~Brain() = default;
+  // PLAN (replan: after repeated failures, a more conservative partition).
+  virtual BrainPlan plan(const BaselineFacts& facts, const JobRequest& request, bool replan) = 0;
+  // CODE/REFINE: writes the next candidate into `dir`; nullopt when the search is exhausted.
+  virtual std::optional<Draft> next(const std::optional<Feedback>& last, const std::filesystem::path& dir,
+                                    std::string& error) = 0;
+  // The edit of the user's file that calls the built library: its range and text.
+  virtual protocol::Range editRange() const = 0;
+  virtual std::string editText(const std::string& libraryPath) const = 0;
+};
+
+}  // namespace stitch::agents::loop

@@ -1,0 +1,278 @@
+// The loop's phases; see OptimizeLoop.h. With a GPU each candidate goes through the harness's
+// `verify` (build, correctness, guards, timing in one call); without one it is only built, and
+// the job says plainly that verification needs a GPU.
+#include "agents/loop/OptimizeLoop.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace stitch::agents::loop {
+namespace {
+
+using protocol::json;
+using Clock = std::chrono::steady_clock;
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::optional<double> number(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+class Run {
+public:
+  Run(const JobRequest& request, JobContext& context, Worker& worker, Brain& brain, const LoopLimits& limits)
+      : request_(request), context_(context), worker_(worker), brain_(brain), limits_(limits), start_(Clock::now()) {}
+
+  protocol::JobFinishedParams go(const BaselineFacts& facts) {
+    cuda_ = facts.cuda;
+    const int iterations = request_.options.budget.iterations.value_or(limits_.iterations);
+    const double wall = request_.options.budget.wallSeconds.value_or(limits_.wallSeconds);
+    if (!planPhase(facts, false)) return finish(noPlanReason_);
+    int failuresInRow = 0;
+    std::optional<Feedback> last;
+    for (int i = 1; i <= iterations; ++i) {
+      if (context_.cancelToken().cancelled()) return finish("cancelled", "cancelled; the best verified candidate is kept");
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+      if (elapsed > wall) {
+        log("REFINE", "wall-time budget of " + fixed(wall, 0) + " s spent after " + std::to_string(i - 1) + " candidate(s)");
+        break;
+      }
+      if (failuresInRow >= limits_.replanAfterFailures && !replanned_) {
+        log("REPLAN", std::to_string(failuresInRow) + " failed candidates in a row; replanning with one kernel per operator");
+        replanned_ = true;
+        failuresInRow = 0;
+        last.reset();
+        if (!planPhase(facts, true)) break;
+      }
+      const std::string phase = last ? "REFINE" : "CODE";
+      context_.progress(phase == "CODE" ? "generating a candidate" : "refining (variant " + std::to_string(i) + ")",
+                        std::min(95, 40 + i * 50 / std::max(1, iterations)));
+      std::string error;
+      const std::string id = "c" + std::to_string(i);
+      auto draft = brain_.next(last, request_.jobDir / "candidates" / id, error);
+      if (!draft) {
+        if (!error.empty()) log(phase, "the coder could not write a candidate: " + error, "error");
+        else log(phase, "variant search finished");
+        break;
+      }
+      log(phase, "candidate " + id + ": " + draft->title + " in " + draft->dir.string());
+      Feedback fb = cuda_ ? verify(id, *draft) : build(id, *draft);
+      if (!cuda_) break;  // without measurements there is nothing to choose between variants
+      failuresInRow = fb.passed ? 0 : failuresInRow + 1;
+      last = fb;
+    }
+    return done();
+  }
+
+private:
+  void log(const std::string& phase, const std::string& message, const std::string& level = "info") {
+    context_.emit(protocol::LogParams{request_.jobId, level, phase, message});
+  }
+
+  bool planPhase(const BaselineFacts& facts, bool replan) {
+    context_.progress(replan ? "replanning" : "planning the kernels", 35);
+    BrainPlan p = brain_.plan(facts, request_, replan);
+    plan_ = p.plan;
+    for (auto& t : plan_.tasks) t.status = p.generatable ? "active" : "skipped";
+    context_.emit(plan_);
+    log(replan ? "REPLAN" : "PLAN", std::to_string(plan_.tasks.size()) + " generated kernel(s) planned, " +
+                                        std::to_string(plan_.uncovered.size()) + " operator(s) left in PyTorch");
+    if (!p.generatable) {
+      noPlanReason_ = "no candidate: " + p.reason;
+      log("PLAN", noPlanReason_, "warning");
+    }
+    return p.generatable;
+  }
+
+  protocol::CandidateParams candidateEvent(const std::string& id, const Draft& d, const std::string& library) {
+    protocol::CandidateParams c;
+    c.jobId = request_.jobId;
+    c.uri = request_.uri;
+    c.candidate.id = id;
+    c.candidate.taskId = plan_.tasks.empty() ? "" : plan_.tasks.front().id;
+    c.candidate.title = d.title;
+    c.candidate.range = brain_.editRange();
+    c.candidate.newText = library.empty() ? "" : brain_.editText(library);
+    c.candidate.documentVersion = request_.documentVersion;
+    return c;
+  }
+
+  // No GPU: compile for the CI architecture so a broken generator shows, and say what is missing.
+  Feedback build(const std::string& id, const Draft& d) {
+    Feedback fb;
+    json params{{"path", (d.dir / "candidate.cu").string()}, {"cacheDir", cacheDir()}, {"arch", "sm_90"}};
+    WorkerReply reply = worker_.call("buildCandidate", params, limits_.buildDeadline, context_.cancelToken());
+    auto event = candidateEvent(id, d, "");
+    if (!reply.ok()) {
+      event.candidate.status = "failed";
+      event.candidate.failedChecks = {reply.error->code};
+      log("VERIFY", "build of " + id + " did not run: " + reply.error->message, "error");
+    } else {
+      const json b = reply.result->value("builds", json::array()).empty() ? json::object() : (*reply.result)["builds"][0];
+      fb.built = b.value("ok", false);
+      if (fb.built) {
+        event = candidateEvent(id, d, b.value("library", ""));
+        log("VERIFY", id + " compiled for sm_90 in " + fixed(b.value("seconds", 0.0), 1) +
+                          " s; correctness and timing need a GPU, so it stays unverified");
+      } else {
+        event.candidate.status = "failed";
+        event.candidate.failedChecks = {"build_error"};
+        std::string first;
+        for (const json& diag : b.value("diagnostics", json::array()))
+          if (diag.value("severity", "") == "error") {
+            first = diag.value("file", "") + ":" + std::to_string(diag.value("line", 0)) + ": " + diag.value("message", "");
+            break;
+          }
+        log("VERIFY", id + " failed to compile: " + first, "error");
+      }
+    }
+    context_.emit(event);
+    builtAny_ = builtAny_ || fb.built;
+    return fb;
+  }
+
+  Feedback verify(const std::string& id, const Draft& d) {
+    Feedback fb;
+    context_.progress("verifying " + id, std::nullopt);
+    json params{{"reference", request_.taskFile.string()},
+                {"candidate", d.dir.string()},
+                {"cacheDir", cacheDir()},
+                {"atol", request_.options.tolerance.atol},
+                {"rtol", request_.options.tolerance.rtol},
+                {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
+    WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
+    auto event = candidateEvent(id, d, "");
+    if (!reply.ok()) {
+      event.candidate.status = "failed";
+      event.candidate.failedChecks = {reply.error->code};
+      fb.failedChecks = event.candidate.failedChecks;
+      log("VERIFY", id + " could not be judged: " + reply.error->message + " [" + reply.error->code + "]", "error");
+      context_.emit(event);
+      return fb;
+    }
+    const json& v = *reply.result;
+    const json build = v.value("build", json::object());
+    event = candidateEvent(id, d, build.value("library", ""));
+    fb.built = build.value("ok", true);
+    fb.passed = v.value("passed", false);
+    fb.failedChecks = v.value("failed_checks", std::vector<std::string>{});
+    event.candidate.failedChecks = fb.failedChecks;
+    event.candidate.status = fb.passed ? "verified" : "failed";
+    const json timing = v.value("timing", json::object());
+    event.candidate.speedupEager = number(timing, "speedup_vs_eager");
+    event.candidate.speedupCompile = number(timing, "speedup_vs_compile");
+    if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");
+    context_.emit(event);
+    if (!fb.passed) {
+      std::string why;
+      for (const json& f : v.value("findings", json::array())) {
+        why = f.value("check", "") + ": " + f.value("message", "");
+        break;
+      }
+      log("VERIFY", id + " failed: " + why, "warning");
+      return fb;
+    }
+    log("VERIFY", id + " verified: " + (event.candidate.speedupEager ? fixed(*event.candidate.speedupEager, 2) : "?") +
+                      "x vs eager, " +
+                      (event.candidate.speedupCompile ? fixed(*event.candidate.speedupCompile, 2) + "x" : "n/a") +
+                      " vs torch.compile");
+    profile(id, timing, v.value("kernels", json::array()), fb);
+    if (!best_ || (fb.medianMs && best_->medianMs && *fb.medianMs < *best_->medianMs)) {
+      best_ = Best{id, fb.medianMs, event.candidate.speedupEager};
+    }
+    return fb;
+  }
+
+  // PROFILE: the fraction of the memory-roofline floor reached, and one suggestion.
+  void profile(const std::string& id, const json& timing, const json& kernels, Feedback& fb) {
+    const json roof = timing.value("roofline", json::object());
+    auto floorMs = number(roof, "floor_ms");
+    std::string k;
+    for (const json& kernel : kernels)
+      k += (k.empty() ? "" : ", ") + kernel.value("name", "?").substr(0, 40) + " " +
+           fixed(kernel.value("duration_us", 0.0), 1) + " µs";
+    if (floorMs && fb.medianMs && *fb.medianMs > 0) {
+      const double frac = *floorMs / *fb.medianMs;
+      fb.diagnosis = "reaches " + fixed(frac * 100, 0) + "% of the memory-roofline floor (" + fixed(*floorMs, 3) +
+                     " ms for " + fixed(roof.value("bytes", 0.0) / 1e6, 1) + " MB at " +
+                     fixed(roof.value("bandwidth_gbps", 0.0), 0) + " GB/s); " +
+                     (frac >= 0.8 ? "memory-bound and near the floor: only launch variants remain to try"
+                                  : "below the floor: try another block size or more work per thread");
+      log("PROFILE", id + " " + fb.diagnosis + (k.empty() ? "" : "; kernels: " + k) +
+                         " [roofline_fraction=" + fixed(frac, 3) + "]");
+    } else {
+      log("PROFILE", id + (k.empty() ? ": no kernel trace" : " kernels: " + k));
+    }
+  }
+
+  protocol::JobFinishedParams done() {
+    for (auto& t : plan_.tasks) t.status = best_ ? "done" : "skipped";
+    context_.emit(plan_);
+    if (best_) {
+      log("DONE", "best verified candidate: " + best_->id);
+      const bool faster = best_->speedupEager && *best_->speedupEager > 1.0;
+      return {request_.jobId, faster ? "improved" : "noImprovement", best_->id, best_->speedupEager,
+              faster ? "verified " + best_->id + ", " + fixed(*best_->speedupEager, 2) + "x faster than eager"
+                     : "verified " + best_->id + ", but it is not faster than eager"};
+    }
+    if (!cuda_)
+      return finish("noImprovement", builtAny_ ? "planned, generated and compiled a candidate; timing and verification "
+                                                 "need a GPU, and none is visible"
+                                               : "planned, but no candidate compiled; timing and verification need a GPU, "
+                                                 "and none is visible");
+    return finish("noImprovement", "no candidate passed verification");
+  }
+
+  protocol::JobFinishedParams finish(const std::string& message) { return finish("noImprovement", message); }
+  protocol::JobFinishedParams finish(const std::string& state, const std::string& message) {
+    log("DONE", message);
+    protocol::JobFinishedParams f{request_.jobId, state, std::nullopt, std::nullopt, message};
+    if (best_) f.bestCandidateId = best_->id, f.speedupEager = best_->speedupEager;
+    if (!cuda_ && state == "noImprovement" && message.find("GPU") == std::string::npos)
+      f.message += "; timing and verification need a GPU, and none is visible";
+    return f;
+  }
+
+  std::string cacheDir() const { return (request_.jobDir.parent_path() / ".baseline-cache").string(); }
+
+  struct Best {
+    std::string id;
+    std::optional<double> medianMs;
+    std::optional<double> speedupEager;
+  };
+
+  const JobRequest& request_;
+  JobContext& context_;
+  Worker& worker_;
+  Brain& brain_;
+  const LoopLimits& limits_;
+  Clock::time_point start_;
+  bool cuda_ = false;
+  bool replanned_ = false;
+  bool builtAny_ = false;
+  std::string noPlanReason_;
+  protocol::PlanParams plan_;
+  std::optional<Best> best_;
+};
+
+}  // namespace
+
+protocol::JobFinishedParams OptimizeLoop::run(const JobRequest& request, JobContext& context) {
+  auto worker = workers_([&](const json& event) {
+    if (event.value("event", "") != "log") return;
+    context.emit(protocol::LogParams{request.jobId, event.value("level", "info"), "", event.value("message", "")});
+  });
+  protocol::JobFinishedParams finished;
+  auto facts = runBaselinePhase(request, context, *worker, limits_.baseline, finished);
+  if (!facts) return finished;
+  auto brain = brains_();
+  return Run(request, context, *worker, *brain, limits_).go(*facts);
+}
+
+}  // namespace stitch::agents::loop

@@ -1,0 +1,37 @@
+// The agent loop of design §5 as a job: BASELINE → PLAN → CODE → VERIFY → PROFILE → REFINE
+// (→ REPLAN) → DONE, shared by every brain. Every transition is streamed (plan with task
+// statuses, candidates with verdicts, log lines with the phase, progress); budgets are
+// iterations and wall time; a cancel keeps the best verified candidate.
+#pragma once
+
+#include "agents/BaselineJob.h"
+#include "agents/loop/Brain.h"
+
+#include <functional>
+
+namespace stitch::agents::loop {
+
+struct LoopLimits {
+  BaselineLimits baseline;
+  std::chrono::milliseconds verifyDeadline{300000};  // one verify: build, trials, timing (baselines cached)
+  std::chrono::milliseconds buildDeadline{180000};
+  int iterations = 3;        // candidates tried when the request sets no budget
+  double wallSeconds = 900;  // the whole job when the request sets no budget
+  int replanAfterFailures = 2;
+};
+
+using BrainFactory = std::function<std::unique_ptr<Brain>()>;
+
+class OptimizeLoop final : public JobRunner {
+public:
+  OptimizeLoop(WorkerFactory workers, BrainFactory brains, LoopLimits limits = {})
+      : workers_(std::move(workers)), brains_(std::move(brains)), limits_(limits) {}
+  protocol::JobFinishedParams run(const JobRequest& request, JobContext& context) override;
+
+private:
+  WorkerFactory workers_;
+  BrainFactory brains_;
+  LoopLimits limits_;
+};
+
+}  // namespace stitch::agents::loop

@@ -1,0 +1,19 @@
+# LeakyReLU with slope 0.02. (StitchCUDA built-in optimizer suite, KernelBench format)
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.nn.functional.leaky_relu(x, negative_slope=0.02)
+
+
+def get_inputs():
+    return [torch.randn(4096, 4096)]
+
+
+def get_init_inputs():
+    return []

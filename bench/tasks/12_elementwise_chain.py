@@ -1,0 +1,19 @@
+# relu(x*y + 0.5) * sigmoid(x): five eager kernels. (StitchCUDA built-in optimizer suite, KernelBench format)
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y):
+        return torch.relu(x * y + 0.5) * torch.sigmoid(x)
+
+
+def get_inputs():
+    return [torch.randn(4096, 4096), torch.randn(4096, 4096)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,19 @@
+# (x / 3 - y).tanh() + 1: arithmetic chain. (StitchCUDA built-in optimizer suite, KernelBench format)
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y):
+        return torch.tanh(x / 3.0 - y) + 1.0
+
+
+def get_inputs():
+    return [torch.randn(4096, 4096), torch.randn(4096, 4096)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,19 @@
+# Softmax over the last dim. (StitchCUDA built-in optimizer suite, KernelBench format)
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(8192, 4096)]
+
+
+def get_init_inputs():
+    return []
