@@ -1,0 +1,186 @@
+// The palette commands: optimize, cancel, show plan / log, restart the host, set an API key,
+// reopen a past job from its log, reveal a task's code.
+
+import * as vscode from 'vscode';
+import { HostClient, currentSettings } from './hostClient';
+import { JobStore } from './model/jobStore';
+import { Brain, optimizeParams, secretKey } from './model/settings';
+import { basename, jobStateLabel } from './model/format';
+import { Range } from './model/protocol';
+import { showJobProgress } from './views/optimizeProgress';
+
+const OPTIMIZABLE = new Set(['python', 'cuda-cpp']);
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+async function targetDocument(arg: unknown): Promise<vscode.TextDocument | undefined> {
+  if (arg instanceof vscode.Uri) return vscode.workspace.openTextDocument(arg);
+  return vscode.window.activeTextEditor?.document;
+}
+
+export function registerCommands(
+  context: vscode.ExtensionContext, host: HostClient, store: JobStore, output: vscode.LogOutputChannel,
+): void {
+  const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+
+  reg('stitchcuda.optimize', async (arg?: unknown) => {
+    const doc = await targetDocument(arg);
+    if (!doc || (!OPTIMIZABLE.has(doc.languageId) && !doc.fileName.endsWith('.cu'))) {
+      void vscode.window.showWarningMessage('StitchCUDA: open a PyTorch model (a Python file) to optimize it.');
+      return;
+    }
+    if (doc.isDirty && !(await doc.save())) {
+      void vscode.window.showWarningMessage('StitchCUDA: save the file first; the harness loads the model from disk.');
+      return;
+    }
+    const settings = currentSettings();
+    if (settings.brain !== 'builtin' && !(await context.secrets.get(secretKey(settings.brain)))) {
+      output.warn(`no API key set for the ${settings.brain} brain; requests go out without one (fine for local servers)`);
+    }
+    const uri = doc.uri.toString();
+    let jobs;
+    try {
+      jobs = await host.ready();
+    } catch (e) {
+      return; // host.start already told the user
+    }
+    const progress = showJobProgress(store, uri, (id) => jobs.cancel(id));
+    try {
+      const params = optimizeParams(uri, settings);
+      const jobId = await jobs.optimize(params, (r) => progress.report(r));
+      store.started(jobId, uri);
+      progress.attach(jobId);
+      output.info(`[${jobId}] optimizing ${basename(uri)} with the ${settings.brain} brain`);
+      void vscode.commands.executeCommand('stitchcuda.plan.focus');
+    } catch (e) {
+      progress.fail();
+      output.error(`stitchcuda/optimize failed: ${errorText(e)}`);
+      void vscode.window.showErrorMessage(`StitchCUDA: could not start the optimization: ${errorText(e)}`);
+    }
+  });
+
+  reg('stitchcuda.cancel', async (jobIdArg?: unknown) => {
+    const running = store.running();
+    let jobId = typeof jobIdArg === 'string' ? jobIdArg : undefined;
+    if (!jobId) {
+      if (running.length === 0) {
+        void vscode.window.showInformationMessage('StitchCUDA: no optimization is running.');
+        return;
+      }
+      if (running.length === 1) jobId = running[0].jobId;
+      else {
+        const pick = await vscode.window.showQuickPick(
+          running.map((j) => ({ label: basename(j.uri), description: j.jobId, jobId: j.jobId })),
+          { placeHolder: 'Which optimization to cancel?' },
+        );
+        jobId = pick?.jobId;
+      }
+    }
+    if (!jobId) return;
+    try {
+      await (await host.ready()).cancel(jobId);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`StitchCUDA: could not cancel job ${jobId}: ${errorText(e)}`);
+    }
+  });
+
+  reg('stitchcuda.showPlan', () => vscode.commands.executeCommand('stitchcuda.plan.focus'));
+  reg('stitchcuda.showLog', () => output.show(true));
+
+  reg('stitchcuda.restartHost', async () => {
+    try {
+      await host.restart();
+      void vscode.window.setStatusBarMessage('StitchCUDA: host restarted', 3000);
+    } catch {
+      // host.start already told the user
+    }
+  });
+
+  reg('stitchcuda.setApiKey', async () => {
+    const current = currentSettings().brain;
+    const brains: { label: string; brain: Exclude<Brain, 'builtin'> }[] = [
+      { label: 'OpenAI-compatible endpoint', brain: 'openai' },
+      { label: 'Anthropic', brain: 'anthropic' },
+    ];
+    brains.sort((a) => (a.brain === current ? -1 : 1));
+    const pick = await vscode.window.showQuickPick(brains, { placeHolder: 'API key for which brain?' });
+    if (!pick) return;
+    const key = await vscode.window.showInputBox({
+      prompt: `API key for the ${pick.label} brain (kept in VS Code's secret storage; empty removes it)`,
+      password: true, ignoreFocusOut: true,
+    });
+    if (key === undefined) return;
+    if (key.trim() === '') await context.secrets.delete(secretKey(pick.brain));
+    else await context.secrets.store(secretKey(pick.brain), key.trim());
+    output.info(`API key for the ${pick.brain} brain ${key.trim() ? 'stored' : 'removed'}`);
+    if (pick.brain === current && host.state !== 'stopped') {
+      if (store.running().length === 0) await host.restart().catch(() => undefined);
+      else void vscode.window.showInformationMessage('StitchCUDA: the new key is used after "StitchCUDA: Restart host".');
+    }
+  });
+
+  reg('stitchcuda.openJobLog', async (pathArg?: unknown) => {
+    let jobs;
+    try {
+      jobs = await host.ready();
+    } catch {
+      return;
+    }
+    let path = typeof pathArg === 'string' ? pathArg : pathArg instanceof vscode.Uri ? pathArg.fsPath : undefined;
+    if (!path) {
+      let past: { label: string; description?: string; detail?: string; path?: string }[] = [];
+      try {
+        past = (await jobs.listJobs())
+          .filter((j) => j.logPath)
+          .map((j) => ({ label: basename(j.uri) || j.jobId, description: `${jobStateLabel(j.state)} · ${j.startedAt ?? ''}`, detail: j.logPath, path: j.logPath }));
+      } catch (e) {
+        output.debug(`stitchcuda/listJobs: ${errorText(e)}`);
+      }
+      // Job logs kept in the workspace (a recorded GPU job committed next to the model).
+      const known = new Set(past.map((p) => p.path));
+      for (const f of await vscode.workspace.findFiles('**/*.jsonl', '**/node_modules/**', 50)) {
+        if (known.has(f.fsPath)) continue;
+        past.push({ label: vscode.workspace.asRelativePath(f), description: 'job log in the workspace', path: f.fsPath });
+      }
+      const browse = { label: '$(folder-opened) Browse for a job log…' };
+      const pick = await vscode.window.showQuickPick([...past, browse], { placeHolder: 'Reopen a past StitchCUDA job', matchOnDetail: true });
+      if (!pick) return;
+      if (pick === browse) {
+        const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'StitchCUDA job log': ['jsonl'] }, openLabel: 'Open job log' });
+        path = picked?.[0]?.fsPath;
+      } else {
+        path = (pick as { path?: string }).path;
+      }
+    }
+    if (!path) return;
+    try {
+      const jobId = await jobs.openJobLog(path);
+      output.info(`[${jobId}] reopened from ${path}`);
+      void vscode.commands.executeCommand('stitchcuda.plan.focus');
+      // Show the job's document (its events, sent before the answer, named it).
+      const uri = store.get(jobId)?.uri;
+      if (uri && !vscode.window.visibleTextEditors.some((e) => e.document.uri.toString() === uri)) {
+        try {
+          await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: false });
+        } catch {
+          void vscode.window.showWarningMessage(`StitchCUDA: job ${jobId} was made for ${uri}, which is not on this machine.`);
+        }
+      }
+    } catch (e) {
+      void vscode.window.showErrorMessage(`StitchCUDA: could not open the job log ${path}: ${errorText(e)}`);
+    }
+  });
+
+  reg('stitchcuda.revealTask', async (uri: string, range?: Range) => {
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+    if (!range) {
+      await vscode.window.showTextDocument(doc);
+      return;
+    }
+    const r = new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
+    await vscode.window.showTextDocument(doc, { selection: new vscode.Range(r.start, r.start), preserveFocus: false });
+    vscode.window.activeTextEditor?.revealRange(r, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  });
+}

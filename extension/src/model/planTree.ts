@@ -1,0 +1,114 @@
+// The plan view's tree as plain data: a job, its tasks, each task's candidates, and the
+// operators left in PyTorch. planView.ts turns these nodes into TreeItems. Pure.
+
+import { JobView } from './jobStore';
+import { Range } from './protocol';
+import { basename, candidateSummary, formatSpeedup, jobStateLabel, taskDescription, taskTooltip } from './format';
+
+export type NodeIcon =
+  | 'job-running' | 'job-improved' | 'job-done' | 'job-failed'
+  | 'task-pending' | 'task-active' | 'task-done' | 'task-skipped'
+  | 'candidate-verified' | 'candidate-unverified' | 'candidate-failed' | 'candidate-accepted' | 'candidate-rejected'
+  | 'uncovered';
+
+export interface PlanNode {
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  icon: NodeIcon;
+  /** Where a click goes: the task's or candidate's range in the job's document. */
+  uri?: string;
+  range?: Range;
+  contextValue: string;
+  children: PlanNode[];
+}
+
+function jobIcon(state: string): NodeIcon {
+  if (state === 'running') return 'job-running';
+  if (state === 'improved') return 'job-improved';
+  if (state === 'failed') return 'job-failed';
+  return 'job-done';
+}
+
+function taskIcon(status: string): NodeIcon {
+  if (status === 'active') return 'task-active';
+  if (status === 'done') return 'task-done';
+  if (status === 'skipped') return 'task-skipped';
+  return 'task-pending';
+}
+
+function candidateIcon(status: string): NodeIcon {
+  switch (status) {
+    case 'verified': return 'candidate-verified';
+    case 'failed': return 'candidate-failed';
+    case 'accepted': return 'candidate-accepted';
+    case 'rejected': return 'candidate-rejected';
+    default: return 'candidate-unverified';
+  }
+}
+
+export function jobNode(job: JobView): PlanNode {
+  const candidateNodes = (taskId: string | undefined): PlanNode[] =>
+    job.candidates
+      .filter((c) => (taskId === undefined ? !job.tasks.some((t) => t.id === c.taskId) : c.taskId === taskId))
+      .map((c) => ({
+        id: `${job.jobId}/candidate/${c.id}`,
+        label: c.title || `Candidate ${c.id}`,
+        description: candidateSummary(c),
+        tooltip: [
+          c.title || c.id,
+          `Status: ${candidateSummary(c)}`,
+          c.speedupCompile !== undefined ? `vs torch.compile: ${formatSpeedup(c.speedupCompile)}` : '',
+          c.failedChecks.length ? `Failed checks: ${c.failedChecks.join(', ')}` : '',
+        ].filter(Boolean).join('\n'),
+        icon: candidateIcon(c.status),
+        uri: job.uri,
+        range: c.range,
+        contextValue: `candidate-${c.status}`,
+        children: [],
+      }));
+
+  const tasks: PlanNode[] = job.tasks.map((t) => ({
+    id: `${job.jobId}/task/${t.id}`,
+    label: t.title,
+    description: taskDescription(t),
+    tooltip: taskTooltip(t),
+    icon: taskIcon(t.status),
+    uri: job.uri,
+    range: t.range,
+    contextValue: `task-${t.status}`,
+    children: candidateNodes(t.id),
+  }));
+  const loose = candidateNodes(undefined);
+  const uncovered: PlanNode[] = job.uncovered.length
+    ? [{
+      id: `${job.jobId}/uncovered`,
+      label: 'Left in PyTorch',
+      description: job.uncovered.join(', '),
+      tooltip: `Operators the plan does not replace: ${job.uncovered.join(', ')}`,
+      icon: 'uncovered',
+      contextValue: 'uncovered',
+      children: [],
+    }]
+    : [];
+
+  const best = job.candidates.find((c) => c.id === job.bestCandidateId);
+  const speed = job.speedupEager ?? best?.speedupEager;
+  const state = job.state === 'improved' && speed !== undefined ? `improved ${formatSpeedup(speed)}` : jobStateLabel(job.state);
+  const counts = job.tasks.length ? `${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} · ` : '';
+  return {
+    id: job.jobId,
+    label: basename(job.uri) || job.jobId,
+    description: `${counts}${state}`,
+    tooltip: [`Job ${job.jobId}`, job.uri, job.message ?? ''].filter(Boolean).join('\n'),
+    icon: jobIcon(job.state),
+    uri: job.uri,
+    contextValue: job.state === 'running' ? 'job-running' : 'job-finished',
+    children: [...tasks, ...loose, ...uncovered],
+  };
+}
+
+export function planRoots(jobs: JobView[]): PlanNode[] {
+  return jobs.map(jobNode);
+}

@@ -1,0 +1,62 @@
+// Pins the words the user reads: speedups, candidate states, the status bar, the
+// end-of-line profile text and the plan tree.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { candidateSummary, formatMicros, formatSpeedup, profileDecorations, statusBarModel } from '../../../extension/src/model/format';
+import { JobStore } from '../../../extension/src/model/jobStore';
+import { planRoots } from '../../../extension/src/model/planTree';
+import { URI, candidate, plan, profile } from './samples';
+
+test('speedups read like 1.8×', () => {
+  assert.equal(formatSpeedup(1.8), '1.8×');
+  assert.equal(formatSpeedup(1.04), '1.0×');
+  assert.equal(formatSpeedup(0.85), '0.85×');
+  assert.equal(formatSpeedup(12.4), '12×');
+  assert.equal(formatSpeedup(NaN), '?×');
+  assert.equal(formatMicros(1234), '1.2 ms');
+  assert.equal(formatMicros(12.34), '12.3 µs');
+});
+
+test('a candidate that is not verified says so', () => {
+  assert.equal(candidateSummary(candidate('c', 'unverified', 2.0).candidate), 'unverified');
+  assert.equal(candidateSummary(candidate('c', 'verified', 1.8).candidate), '1.8×, verified');
+  assert.match(candidateSummary(candidate('c', 'failed').candidate), /^failed: max abs error/);
+});
+
+test('status bar: host state first, then the running job, then the last result', () => {
+  const s = new JobStore();
+  assert.match(statusBarModel('stopped', s.all()).text, /host stopped/);
+  assert.equal(statusBarModel('running', s.all()).text, '$(zap) StitchCUDA');
+  s.plan(plan);
+  s.candidate(candidate('c1', 'verified', 1.8));
+  const running = statusBarModel('running', s.all());
+  assert.equal(running.busy, true);
+  assert.match(running.text, /coding · 1 candidate$/);
+  s.finished({ jobId: 'j1', state: 'improved', bestCandidateId: 'c1', message: '' });
+  assert.equal(statusBarModel('running', s.all()).text, '$(check) StitchCUDA: 1.8×');
+});
+
+test('profile decorations: the hottest lines, host text first, in line order', () => {
+  const d = profileDecorations(profile);
+  assert.deepEqual(d.map((x) => x.line), [10, 11]);
+  assert.equal(d[0].text, '600 µs · 60% · compute 71%');
+  assert.equal(d[1].text, '300 µs · 30% · memory-bound');
+  assert.equal(profileDecorations(profile, 1).length, 1);
+  const cpu = profileDecorations({ ...profile, timeKind: 'cpu' });
+  assert.equal(cpu[1].text, '300 µs CPU · 30% · memory-bound', 'CPU times say so');
+});
+
+test('plan tree: job → tasks → candidates, with operators left in PyTorch', () => {
+  const s = new JobStore();
+  s.plan(plan);
+  s.candidate(candidate('c1', 'unverified'));
+  const [job] = planRoots(s.all());
+  assert.equal(job.label, 'mlp.py');
+  assert.match(job.description!, /^2 tasks · running/);
+  assert.deepEqual(job.children.map((c) => c.label), ['Fuse linear + GELU', 'LayerNorm kernel', 'Left in PyTorch']);
+  const [cand] = job.children[0].children;
+  assert.equal(cand.description, 'unverified');
+  assert.equal(cand.icon, 'candidate-unverified');
+  assert.equal(cand.uri, URI);
+  assert.equal(job.children[0].description, 'cuBLASLt + GELU epilogue · ~35% expected');
+});
