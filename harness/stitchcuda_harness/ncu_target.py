@@ -3,18 +3,30 @@ warms it up outside any NVTX range, then runs the measured forward passes inside
 range `stitchcuda.forward`, so `ncu --nvtx --nvtx-include stitchcuda.forward/` profiles exactly
 those kernels: the candidate's (or reference's) own, not the warm-up, the input set-up or the
 judge's. Run as `python3 -m stitchcuda_harness.ncu_target --task T [--candidate C]`.
-On failure it prints one JSON line `{"error": {...}}` on stdout and exits 2."""
+On failure it prints one JSON line `{"error": {...}}` on stdout and exits 2.
+`launch_facts()` (the worker's ncuTarget method) tells the host how to start it like the worker."""
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from typing import Any
 
 RANGE = "stitchcuda.forward"
+MODULE = "stitchcuda_harness.ncu_target"
+
+
+def launch_facts() -> dict[str, Any]:
+    """The interpreter and package folder of this worker, so the host starts ncu's target with the
+    same Python and PyTorch that verified the candidate (the host's own PATH may hold another)."""
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    return {"python": sys.executable, "harnessDir": os.path.dirname(package_dir), "module": MODULE,
+            "nvtxRange": RANGE}
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m stitchcuda_harness.ncu_target")
+    parser = argparse.ArgumentParser(prog=f"python3 -m {MODULE}")
     parser.add_argument("--task", required=True)
     parser.add_argument("--candidate")
     parser.add_argument("--iterations", type=int, default=1, help="forward passes inside the range")

@@ -1,7 +1,8 @@
 """CPU tests of the profiling layer's harness modules (run with /usr/bin/python3, which has
 PyTorch): the worker exposes profileTrace and measureCeilings, profileTrace writes a trace with
-the iteration and line ranges the C++ parser needs, measureCeilings refuses a CPU, and
-ncu_target reports a missing GPU as one JSON error line. The GPU side runs in record_fixtures.sh."""
+the iteration and line ranges the C++ parser needs, measureCeilings refuses a CPU, ncuTarget
+names an interpreter and package folder that really start ncu_target, and ncu_target reports a
+missing GPU as one JSON error line. The GPU side runs in record_fixtures.sh."""
 from __future__ import annotations
 
 import json
@@ -27,6 +28,17 @@ class ProfileMethodsTest(unittest.TestCase):
     def test_worker_lists_the_profiling_methods(self) -> None:
         self.assertIn("profileTrace", self.methods)
         self.assertIn("measureCeilings", self.methods)
+        self.assertIn("ncuTarget", self.methods)
+
+    def test_ncu_target_facts_start_the_target_module(self) -> None:
+        facts = self.methods["ncuTarget"]({})
+        self.assertEqual(facts["python"], sys.executable)
+        self.assertEqual(facts["nvtxRange"], "stitchcuda.forward")
+        env = {**os.environ, "PYTHONPATH": facts["harnessDir"]}
+        p = subprocess.run([facts["python"], "-m", facts["module"], "--help"], capture_output=True, text=True,
+                           env=env, timeout=120, cwd="/")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--candidate", p.stdout)
 
     def test_profile_trace_marks_iterations_and_lines(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
