@@ -11,9 +11,10 @@ FUZZ_SECONDS ?= 20
 
 APT_PACKAGES := g++ cmake ninja-build pkg-config clang libclang-rt-14-dev \
   libboost-dev nlohmann-json3-dev libcpp-httplib-dev libcurl4-openssl-dev \
-  googletest libgtest-dev python3-torch python3-numpy
+  googletest libgtest-dev python3-torch python3-numpy \
+  chromium libkrb5-dev
 
-.PHONY: setup build build-fuzz demo test test-unit test-fuzz test-node bench clean
+.PHONY: setup build build-fuzz demo test test-unit test-fuzz test-node test-extension bench clean
 
 # Idempotent: installs only what is missing, and re-runs `npm ci` only when the lockfile changed.
 setup:
@@ -27,6 +28,7 @@ setup:
 	@if [ ! -f node_modules/.lock-stamp ] || ! cmp -s package-lock.json node_modules/.lock-stamp; then \
 	  npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-stamp; \
 	fi
+	@sh tests/extension/e2e/setup.sh
 
 build:
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTITCH_TEST_PYTHON=$(TEST_PYTHON) >/dev/null
@@ -43,7 +45,7 @@ demo: setup build
 	  status=$$?; [ $$status -eq 0 ] || [ $$status -eq 3 ] || exit $$status
 
 test: setup build build-fuzz
-	@$(MAKE) --no-print-directory test-fuzz test-node test-unit
+	@$(MAKE) --no-print-directory test-fuzz test-node test-extension test-unit
 
 test-unit:
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -59,6 +61,14 @@ test-fuzz:
 
 test-node:
 	@STITCHCUDA_BIN=$(abspath $(BUILD))/bin/stitchcuda node --test tests/node/
+
+# Type-check, the extension's unit tests, then the .vsix in a real VS Code (code-server in headless
+# Chromium) against the host just built; screenshots land in test-artifacts/extension-e2e/.
+test-extension:
+	@npm run --silent typecheck
+	@npm run --silent test:extension 2>&1 | grep -E '^# (tests|pass|fail)' ; test $${PIPESTATUS[0]} -eq 0
+	@npm run --silent package -- --host $(BUILD)/bin/stitchcuda >/dev/null
+	@node tests/extension/e2e/run.mjs --python $(TEST_PYTHON)
 
 bench: setup build
 	@STITCHCUDA_BIN=$(abspath $(BUILD))/bin/stitchcuda node bench/host_latency.mjs --out bench/results
