@@ -32,14 +32,20 @@ class StitchKernelError(RuntimeError):
 
 
 def _fill(slot: StitchTensor, t: torch.Tensor) -> None:
-    if t.dim() > MAX_DIMS:
-        raise ValueError(f"tensor has {t.dim()} dims; the ABI carries at most {MAX_DIMS}")
+    n = t.dim()
+    if n > MAX_DIMS:
+        raise ValueError(f"tensor has {n} dims; the ABI carries at most {MAX_DIMS}")
     slot.data = t.data_ptr()
     slot.dtype = DTYPE_CODES[t.dtype]
-    slot.ndim = t.dim()
-    for i, (size, stride) in enumerate(zip(t.shape, t.stride())):
-        slot.sizes[i] = size
-        slot.strides[i] = stride
+    slot.ndim = n
+    slot.sizes[:n] = t.shape
+    slot.strides[:n] = t.stride()
+
+
+# Descriptor arrays kept per call signature (dtypes, shapes, strides): a forward then only
+# rewrites the data pointers, a third of the host time of filling every slot anew, which shows
+# in the timing of kernels that run for tens of microseconds.
+_SIGNATURES_KEPT = 16
 
 
 class StitchLibrary:
@@ -49,11 +55,21 @@ class StitchLibrary:
         self._forward = self._lib.stitch_forward
         self._forward.argtypes = [ctypes.POINTER(StitchTensor), ctypes.c_int32, ctypes.c_void_p]
         self._forward.restype = ctypes.c_int
+        self._descriptors: dict[tuple, Any] = {}
 
     def forward(self, *tensors: torch.Tensor) -> None:
-        args = (StitchTensor * len(tensors))()
-        for slot, t in zip(args, tensors):
-            _fill(slot, t)
+        key = tuple([(t.dtype, t.shape, t.stride()) for t in tensors])
+        args = self._descriptors.get(key)
+        if args is None:
+            args = (StitchTensor * len(tensors))()
+            for slot, t in zip(args, tensors):
+                _fill(slot, t)
+            if len(self._descriptors) >= _SIGNATURES_KEPT:
+                self._descriptors.clear()
+            self._descriptors[key] = args
+        else:
+            for slot, t in zip(args, tensors):
+                slot.data = t.data_ptr()
         stream = torch.cuda.current_stream().cuda_stream if tensors and tensors[0].is_cuda else None
         status = self._forward(args, len(tensors), stream)
         if status != 0:
