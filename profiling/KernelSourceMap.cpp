@@ -60,4 +60,20 @@ std::vector<SourceKernel> mapKernelsToSource(const TraceSummary& trace, const st
   return out;
 }
 
+std::vector<KernelMetrics> kernelMetricsOf(const std::vector<SourceKernel>& kernels) {
+  std::vector<KernelMetrics> out;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].metrics) {
+      out.push_back(*kernels[i].metrics);
+      continue;
+    }
+    KernelMetrics m;
+    m.id = static_cast<int>(i);
+    m.name = kernels[i].name;
+    m.durationUs = kernels[i].gpuUs;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 }  // namespace stitch::profiling

@@ -28,6 +28,10 @@ std::string kernelKey(const std::string& demangled);
 // `ncu` (one forward, launch order) attached where the base names line up.
 std::vector<SourceKernel> mapKernelsToSource(const TraceSummary& trace, const std::vector<KernelMetrics>& ncu);
 
+// What the Verifier's rules read for each kernel: ncu's metrics where they matched, otherwise
+// the kernel's name and its trace time alone (the rules then fall back to what timing can say).
+std::vector<KernelMetrics> kernelMetricsOf(const std::vector<SourceKernel>& kernels);
+
 // Display name: namespaces, templates and parameters dropped, at most 60 characters.
 std::string shortKernelName(const std::string& demangled);
 

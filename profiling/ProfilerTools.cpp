@@ -54,14 +54,17 @@ std::vector<std::string> defaultToolDirs(const std::string& name) {
 
 ToolStatus probeTool(const std::string& name, const std::vector<std::string>& extraDirs) {
   ToolStatus s{name, findExecutable(name, extraDirs), "", ""};
-  const std::string what = name == "nsys" ? "Nsight Systems (nsys)" : name == "ncu" ? "Nsight Compute (ncu)" : name;
+  // Named by the tool, also when the caller gave a path to it.
+  const std::string base = fs::path(name).filename().string();
+  const std::string what = (base == "nsys" ? "Nsight Systems (nsys)" : base == "ncu" ? "Nsight Compute (ncu)" : base) +
+                           (base == name ? "" : " at " + name);
   if (!s.path) {
-    s.message = what + " is not installed (not on PATH nor in the CUDA folders)";
+    s.message = what + (base == name ? " is not installed (not on PATH nor in the CUDA folders)" : " is not there");
     return s;
   }
   auto run = runProcess({{s.path->string(), "--version"}, {}, {}, std::chrono::seconds(20)});
   if (!run || run.value().exitCode != 0) {
-    s.message = what + " at " + s.path->string() + " did not run (`--version` failed): " +
+    s.message = what + (base == name ? " at " + s.path->string() : "") + " did not run (`--version` failed): " +
                 (run ? run.value().err.substr(0, 200) : run.error().message);
     return s;
   }
@@ -71,7 +74,7 @@ ToolStatus probeTool(const std::string& name, const std::vector<std::string>& ex
   while (std::getline(lines, line))
     if (!line.empty()) last = line;  // ncu prints a copyright line first, the version last
   s.version = last;
-  s.message = what + " found at " + s.path->string() + " (" + last + ")";
+  s.message = (base == name ? what + " found at " + s.path->string() : what) + " (" + last + ")";
   return s;
 }
 

@@ -102,7 +102,8 @@ void add(VerifierFeedback& f, const std::string& metric, const std::optional<dou
 }  // namespace
 
 std::optional<VerifierFeedback> verifierFeedback(const std::vector<KernelMetrics>& kernels,
-                                                 const std::optional<Ceilings>& ceilings) {
+                                                 const std::optional<Ceilings>& ceilings,
+                                                 const std::optional<MemoryFloor>& floor) {
   if (kernels.empty()) return std::nullopt;
   const Picked hot = hottest(kernels);
   const KernelMetrics& k = *hot.kernel;
@@ -128,6 +129,28 @@ std::optional<VerifierFeedback> verifierFeedback(const std::vector<KernelMetrics
     f.diagnosis = std::to_string(kernels.size()) + " kernels averaging " + num(meanUs) +
                   " µs each: launch cost and the gaps between them dominate the forward.";
     f.suggestion = "Fuse these kernels into one (or capture the forward in a CUDA graph) so one launch does the work.";
+    return f;
+  }
+  // Without counters the forward's distance from its memory floor still says which way to go.
+  if (!point && floor && floor->floorUs > 0 && floor->medianUs > 0) {
+    const double frac = floor->floorUs / floor->medianUs;
+    f.evidence.push_back({"memory_floor_pct", 100 * frac, "%"});
+    f.evidence.push_back({"memory_floor", floor->floorUs, "us"});
+    f.evidence.push_back({"forward_median", floor->medianUs, "us"});
+    f.evidence.push_back({"bytes_moved", floor->bytes, "bytes"});
+    f.evidence.push_back({"bandwidth", floor->bandwidthGBps, "GB/s"});
+    const std::string reach = "the forward reaches " + num(100 * frac, 0) + "% of its memory floor (" +
+                              num(floor->floorUs) + " µs to move " + num(floor->bytes / 1e6) + " MB at " +
+                              num(floor->bandwidthGBps, 0) + " GB/s; measured " + num(floor->medianUs) + " µs)";
+    if (frac >= kAtCeiling) {
+      f.category = "memory_floor_reached";
+      f.diagnosis = "Without kernel counters, " + reach + ": it is memory-bound and near the floor.";
+      f.suggestion = "Move fewer bytes: fuse with the producers or consumers of its tensors; launch variants alone cannot gain much.";
+    } else {
+      f.category = "below_memory_floor";
+      f.diagnosis = "Without kernel counters, " + reach + ": " + who + " leaves bandwidth unused.";
+      f.suggestion = "Keep more bytes in flight: another block size, more elements per thread, and 16-byte accesses where alignment allows.";
+    }
     return f;
   }
   if (!point) {

@@ -31,9 +31,20 @@ struct VerifierFeedback {
   std::optional<int> line;
 };
 
-// Optimize mode: from the candidate's kernels (ncu). nullopt when there are no kernels.
+// The whole forward against the memory floor, as the harness's timing measured it (verify's
+// timing.roofline): what is left to judge a kernel by when ncu could not run.
+struct MemoryFloor {
+  double floorUs = 0;       // bytes that must move / measured bandwidth
+  double medianUs = 0;      // the candidate's measured median
+  double bytes = 0;
+  double bandwidthGBps = 0;
+};
+
+// Optimize mode: from the candidate's kernels (ncu, or only names and trace times when ncu could
+// not run; `floor` then speaks for the missing throughput counters). nullopt when there are no kernels.
 std::optional<VerifierFeedback> verifierFeedback(const std::vector<KernelMetrics>& kernels,
-                                                 const std::optional<Ceilings>& ceilings);
+                                                 const std::optional<Ceilings>& ceilings,
+                                                 const std::optional<MemoryFloor>& floor = std::nullopt);
 
 struct FailedCheck {
   std::string check;    // the verdict's check name (HARNESS.md), e.g. output_mismatch

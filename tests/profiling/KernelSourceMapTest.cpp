@@ -41,3 +41,15 @@ TEST(KernelSourceMap, UnmatchedNcuKernelsAreLeftOut) {
   EXPECT_FALSE(kernels[0].metrics);
   EXPECT_NEAR(kernels[0].gpuUs, (24.895 + 25.76 + 25.504) / 3, 1e-6);
 }
+
+TEST(KernelSourceMap, RulesReadNcuMetricsWhereMatchedAndTraceTimesElsewhere) {
+  auto trace = traceFixture("torch_trace_small_convnet.json");
+  auto ncu = ncuFixture("ncu_small_convnet.csv");
+  auto joined = kernelMetricsOf(mapKernelsToSource(trace, {ncu.front()}));
+  ASSERT_EQ(joined.size(), 6u);
+  EXPECT_TRUE(joined[0].dramThroughputPct);  // ncu's row, counters and all
+  EXPECT_EQ(joined[0].durationUs, ncu.front().durationUs);
+  EXPECT_FALSE(joined[1].dramThroughputPct);  // trace only: a name and a time
+  EXPECT_EQ(kernelKey(joined[1].name), kernelKey(ncu[1].name));
+  EXPECT_GT(joined[1].durationUs.value_or(0), 0);
+}

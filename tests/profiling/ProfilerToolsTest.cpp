@@ -35,6 +35,18 @@ TEST(ProfilerTools, MissingToolIsAStatusWithAMessage) {
   EXPECT_NE(s.message.find("not installed"), std::string::npos);
 }
 
+TEST(ProfilerTools, AToolGivenByPathIsNamedByWhatItIs) {
+  ToolStatus missing = probeTool("/nonexistent/bin/ncu", {});
+  EXPECT_FALSE(missing.available());
+  EXPECT_EQ(missing.message, "Nsight Compute (ncu) at /nonexistent/bin/ncu is not there");
+  fs::path root = toolsRoot();
+  ToolStatus found = probeTool((root / "2024.1.0" / "bin" / "nsys").string(), {});
+  ASSERT_TRUE(found.available()) << found.message;
+  EXPECT_EQ(found.message, "Nsight Systems (nsys) at " + (root / "2024.1.0" / "bin" / "nsys").string() +
+                               " (NVIDIA Nsight Systems version 2024.1.0)");
+  fs::remove_all(root);
+}
+
 TEST(ProfilerTools, NewestVersionFolderWinsAndItsVersionIsRead) {
   fs::path root = toolsRoot();
   const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";

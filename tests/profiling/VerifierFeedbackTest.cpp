@@ -113,6 +113,39 @@ TEST(VerifierFeedback, TheHottestKernelIsTheSubject) {
   EXPECT_FALSE(verifierFeedback({}, recordedCeilings()));
 }
 
+// The recorded elementwise_chain verdict's timing: 24.0 µs floor, 48.7 µs measured (49%).
+MemoryFloor chainFloor() { return {24.004, 48.656, 100663296, 4193.57}; }
+
+KernelMetrics traceOnly() {  // what the trace knows of a kernel when ncu could not run
+  KernelMetrics k;
+  k.name = "chain_vec4(float4 const*, float4 const*, float4*, long)";
+  k.durationUs = 25.4;
+  return k;
+}
+
+TEST(VerifierFeedback, WithoutCountersTheMemoryFloorSpeaks) {
+  auto f = verifierFeedback({traceOnly()}, recordedCeilings(), chainFloor());
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->category, "below_memory_floor");
+  EXPECT_NE(f->diagnosis.find("49% of its memory floor"), std::string::npos) << f->diagnosis;
+  EXPECT_NE(f->suggestion.find("block size"), std::string::npos);
+  ASSERT_TRUE(find(*f, "memory_floor_pct"));
+  EXPECT_NEAR(find(*f, "memory_floor_pct")->value, 100 * 24.004 / 48.656, 1e-9);
+
+  MemoryFloor near = chainFloor();
+  near.medianUs = 26;
+  EXPECT_EQ(verifierFeedback({traceOnly()}, recordedCeilings(), near)->category, "memory_floor_reached");
+  // No floor either: nothing but a time to go on.
+  EXPECT_EQ(verifierFeedback({traceOnly()}, recordedCeilings())->category, "no_throughput_metrics");
+}
+
+TEST(VerifierFeedback, NcuCountersOutrankTheTimingFloor) {
+  auto f = verifierFeedback(ncuFixture("ncu_memory_bound.csv"), recordedCeilings(), chainFloor());
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->category, "memory_bound_at_ceiling");
+  EXPECT_FALSE(find(*f, "memory_floor_pct"));
+}
+
 TEST(VerifierFeedback, FailedCandidateGetsItsFirstCheckOnly) {
   std::vector<FailedCheck> failed = {
       {"output_mismatch", "trial 2: 1024 of 8388608 elements differ (max abs 0.5)", "/c/cand.cu", 41, {{"max_abs_err", 0.5, ""}}},
