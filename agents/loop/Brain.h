@@ -4,6 +4,7 @@
 #pragma once
 
 #include "agents/BaselineJob.h"
+#include "profiling/VerifierFeedback.h"
 
 #include <filesystem>
 #include <optional>
@@ -19,6 +20,14 @@ struct Feedback {
   std::vector<std::string> failedChecks;
   std::optional<double> medianMs;
   std::string diagnosis;  // one issue, one suggestion
+  // The Verifier's structured round (protocol/FEEDBACK.md): `category` is the diagnosis code,
+  // `suggestion` the one change to try, `evidence` the metric values behind both. Fix mode for
+  // a failed candidate, optimize mode for a verified one; absent when nothing could be said.
+  std::optional<profiling::VerifierFeedback> verifier;
+  std::string metricsSource;             // what the optimize round rests on: "ncu" | "trace" | "timing"
+  std::optional<std::string> bound;      // the hottest kernel's: memory | compute | latency (needs ncu)
+  std::optional<double> achievedPct;     // of that bound's measured ceiling
+  std::optional<double> floorFraction;   // roofline floor / measured median, from the harness's timing
 };
 
 struct BrainPlan {

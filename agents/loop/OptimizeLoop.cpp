@@ -1,6 +1,6 @@
 // The loop's phases; see OptimizeLoop.h. With a GPU each candidate goes through the harness's
-// `verify` (build, correctness, guards, timing in one call); without one it is only built, and
-// the job says plainly that verification needs a GPU.
+// `verify` (build, correctness, guards, timing in one call) and, when verified, through PROFILE
+// (ProfilePhase); without one it is only built, and the job says plainly that verification needs a GPU.
 #include "agents/loop/OptimizeLoop.h"
 
 #include <chrono>
@@ -27,7 +27,9 @@ std::optional<double> number(const json& j, const char* key) {
 class Run {
 public:
   Run(const JobRequest& request, JobContext& context, Worker& worker, Brain& brain, const LoopLimits& limits)
-      : request_(request), context_(context), worker_(worker), brain_(brain), limits_(limits), start_(Clock::now()) {}
+      : request_(request), context_(context), worker_(worker), brain_(brain), limits_(limits), start_(Clock::now()),
+        profiler_(request, worker, limits.profile, cacheDir(),
+                  [this](const std::string& level, const std::string& message) { log("PROFILE", message, level); }) {}
 
   protocol::JobFinishedParams go(const BaselineFacts& facts) {
     cuda_ = facts.cuda;
@@ -37,7 +39,7 @@ public:
     int failuresInRow = 0;
     std::optional<Feedback> last;
     for (int i = 1; i <= iterations; ++i) {
-      if (context_.cancelToken().cancelled()) return finish("cancelled", "cancelled; the best verified candidate is kept");
+      if (context_.cancelToken().cancelled()) return cancelled();
       const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
       if (elapsed > wall) {
         log("REFINE", "wall-time budget of " + fixed(wall, 0) + " s spent after " + std::to_string(i - 1) + " candidate(s)");
@@ -64,6 +66,7 @@ public:
       log(phase, "candidate " + id + ": " + draft->title + " in " + draft->dir.string());
       Feedback fb = cuda_ ? verify(id, *draft) : build(id, *draft);
       if (!cuda_) break;  // without measurements there is nothing to choose between variants
+      if (context_.cancelToken().cancelled()) return cancelled();
       failuresInRow = fb.passed ? 0 : failuresInRow + 1;
       last = fb;
     }
@@ -148,12 +151,17 @@ private:
                 {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
     WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
     auto event = candidateEvent(id, d, "");
+    if (!reply.ok() && reply.error->code == "cancelled") {
+      log("VERIFY", "verification of " + id + " was cancelled; it stays unjudged");
+      return fb;
+    }
     if (!reply.ok()) {
       event.candidate.status = "failed";
       event.candidate.failedChecks = {reply.error->code};
       fb.failedChecks = event.candidate.failedChecks;
       log("VERIFY", id + " could not be judged: " + reply.error->message + " [" + reply.error->code + "]", "error");
       context_.emit(event);
+      fixFeedback(id, {{reply.error->code, reply.error->message, reply.error->file, reply.error->line, {}}}, fb);
       return fb;
     }
     const json& v = *reply.result;
@@ -170,45 +178,70 @@ private:
     if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");
     context_.emit(event);
     if (!fb.passed) {
-      std::string why;
+      std::vector<profiling::FailedCheck> failed;
       for (const json& f : v.value("findings", json::array())) {
-        why = f.value("check", "") + ": " + f.value("message", "");
-        break;
+        profiling::FailedCheck c{f.value("check", ""), f.value("message", ""), std::nullopt, std::nullopt, {}};
+        if (f.contains("file") && f["file"].is_string()) c.file = f["file"].get<std::string>();
+        if (f.contains("line") && f["line"].is_number_integer()) c.line = f["line"].get<int>();
+        failed.push_back(std::move(c));
       }
-      log("VERIFY", id + " failed: " + why, "warning");
+      if (failed.empty())
+        for (const auto& check : fb.failedChecks) failed.push_back({check, "the verdict gives no finding", {}, {}, {}});
+      log("VERIFY", id + " failed: " + (failed.empty() ? "no check named" : failed.front().check + ": " + failed.front().message),
+          "warning");
+      fixFeedback(id, failed, fb);
       return fb;
     }
     log("VERIFY", id + " verified: " + (event.candidate.speedupEager ? fixed(*event.candidate.speedupEager, 2) : "?") +
                       "x vs eager, " +
                       (event.candidate.speedupCompile ? fixed(*event.candidate.speedupCompile, 2) + "x" : "n/a") +
                       " vs torch.compile");
-    profile(id, timing, v.value("kernels", json::array()), fb);
-    if (!best_ || (fb.medianMs && best_->medianMs && *fb.medianMs < *best_->medianMs)) {
-      best_ = Best{id, fb.medianMs, event.candidate.speedupEager};
-    }
+    const bool newBest = !best_ || (fb.medianMs && best_->medianMs && *fb.medianMs < *best_->medianMs);
+    if (newBest) best_ = Best{id, fb.medianMs, event.candidate.speedupEager};
+    profile(id, d, timing, newBest, fb);
     return fb;
   }
 
-  // PROFILE: the fraction of the memory-roofline floor reached, and one suggestion.
-  void profile(const std::string& id, const json& timing, const json& kernels, Feedback& fb) {
+  // PROFILE: the forward against its memory floor (the harness's timing), then the kernels
+  // (trace, and ncu for a new best), the editor's profile and one diagnosis + one suggestion.
+  void profile(const std::string& id, const Draft& d, const json& timing, bool newBest, Feedback& fb) {
     const json roof = timing.value("roofline", json::object());
+    ProfileSubject subject{id, d.dir, newBest, std::nullopt, brain_.editRange()};
     auto floorMs = number(roof, "floor_ms");
-    std::string k;
-    for (const json& kernel : kernels)
-      k += (k.empty() ? "" : ", ") + kernel.value("name", "?").substr(0, 40) + " " +
-           fixed(kernel.value("duration_us", 0.0), 1) + " µs";
     if (floorMs && fb.medianMs && *fb.medianMs > 0) {
       const double frac = *floorMs / *fb.medianMs;
-      fb.diagnosis = "reaches " + fixed(frac * 100, 0) + "% of the memory-roofline floor (" + fixed(*floorMs, 3) +
-                     " ms for " + fixed(roof.value("bytes", 0.0) / 1e6, 1) + " MB at " +
-                     fixed(roof.value("bandwidth_gbps", 0.0), 0) + " GB/s); " +
-                     (frac >= 0.8 ? "memory-bound and near the floor: only launch variants remain to try"
-                                  : "below the floor: try another block size or more work per thread");
-      log("PROFILE", id + " " + fb.diagnosis + (k.empty() ? "" : "; kernels: " + k) +
-                         " [roofline_fraction=" + fixed(frac, 3) + "]");
-    } else {
-      log("PROFILE", id + (k.empty() ? ": no kernel trace" : " kernels: " + k));
+      fb.floorFraction = frac;
+      subject.floor = profiling::MemoryFloor{*floorMs * 1000, *fb.medianMs * 1000, roof.value("bytes", 0.0),
+                                             roof.value("bandwidth_gbps", 0.0)};
+      // The bench runner reads the trailing [roofline_fraction=...] of this line.
+      log("PROFILE", id + " reaches " + fixed(frac * 100, 0) + "% of the memory-roofline floor (" + fixed(*floorMs, 3) +
+                         " ms for " + fixed(subject.floor->bytes / 1e6, 1) + " MB at " +
+                         fixed(subject.floor->bandwidthGBps, 0) + " GB/s) [roofline_fraction=" + fixed(frac, 3) + "]");
     }
+    if (auto params = profiler_.run(subject, plan_, context_.cancelToken(), fb)) context_.emit(std::move(*params));
+    if (fb.verifier) {
+      fb.diagnosis = fb.verifier->diagnosis + " " + fb.verifier->suggestion;
+      log("PROFILE", id + " feedback " + describe(*fb.verifier));
+    } else if (fb.floorFraction) {
+      fb.diagnosis = "reaches " + fixed(*fb.floorFraction * 100, 0) + "% of the memory-roofline floor";
+    }
+  }
+
+  // Fix mode: the first failed check and its standard remedy, for the brain and the log.
+  void fixFeedback(const std::string& id, const std::vector<profiling::FailedCheck>& failed, Feedback& fb) {
+    fb.verifier = profiling::failureFeedback(failed);
+    if (!fb.verifier) return;
+    fb.diagnosis = fb.verifier->diagnosis + " " + fb.verifier->suggestion;
+    log("VERIFY", id + " feedback " + describe(*fb.verifier));
+  }
+
+  // "[optimize/memory_bound_at_ceiling] diagnosis → suggestion (metric=value unit, ...)"
+  static std::string describe(const profiling::VerifierFeedback& f) {
+    std::string evidence;
+    for (const auto& e : f.evidence)
+      evidence += (evidence.empty() ? "" : ", ") + e.metric + "=" + fixed(e.value, e.value >= 100 ? 0 : 2) + " " + e.unit;
+    return "[" + f.mode + "/" + f.category + "] " + f.diagnosis + " → " + f.suggestion +
+           (evidence.empty() ? "" : " (" + evidence + ")");
   }
 
   protocol::JobFinishedParams done() {
@@ -227,6 +260,11 @@ private:
                                                : "planned, but no candidate compiled; timing and verification need a GPU, "
                                                  "and none is visible");
     return finish("noImprovement", "no candidate passed verification");
+  }
+
+  protocol::JobFinishedParams cancelled() {
+    return finish("cancelled", best_ ? "cancelled; the best verified candidate, " + best_->id + ", is kept"
+                                     : "cancelled before any candidate was verified");
   }
 
   protocol::JobFinishedParams finish(const std::string& message) { return finish("noImprovement", message); }
@@ -259,6 +297,7 @@ private:
   std::string noPlanReason_;
   protocol::PlanParams plan_;
   std::optional<Best> best_;
+  ProfilePhase profiler_;
 };
 
 }  // namespace

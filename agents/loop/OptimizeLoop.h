@@ -1,11 +1,12 @@
 // The agent loop of design §5 as a job: BASELINE → PLAN → CODE → VERIFY → PROFILE → REFINE
 // (→ REPLAN) → DONE, shared by every brain. Every transition is streamed (plan with task
-// statuses, candidates with verdicts, log lines with the phase, progress); budgets are
-// iterations and wall time; a cancel keeps the best verified candidate.
+// statuses, candidates with verdicts, each verified candidate's profile, log lines with the
+// phase, progress); budgets are iterations and wall time; a cancel keeps the best verified candidate.
 #pragma once
 
 #include "agents/BaselineJob.h"
 #include "agents/loop/Brain.h"
+#include "agents/loop/ProfilePhase.h"
 
 #include <functional>
 
@@ -18,6 +19,7 @@ struct LoopLimits {
   int iterations = 3;        // candidates tried when the request sets no budget
   double wallSeconds = 900;  // the whole job when the request sets no budget
   int replanAfterFailures = 2;
+  ProfileLimits profile;     // PROFILE: trace, ncu runs per job, ceilings
 };
 
 using BrainFactory = std::function<std::unique_ptr<Brain>()>;

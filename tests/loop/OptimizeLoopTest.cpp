@@ -1,0 +1,430 @@
+// Pins the agent loop end to end: phases in order in the job's JSONL log, PROFILE's editor
+// profile and feedback for a verified candidate, ncu's bounds and fallbacks, budgets, cancel and
+// REPLAN. The worker replays harness replies recorded on an H200 (the GPU suite's verdicts and
+// method results, the profiling fixtures); `ncu` is a script that replays a recorded ncu log.
+#include "agents/JobLog.h"
+#include "agents/loop/OptimizeLoop.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+using namespace stitch;
+using namespace stitch::agents;
+using protocol::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSource = STITCH_SOURCE_DIR;
+const fs::path kRecorded = kSource / "tests/profiling/fixtures/recorded";
+
+json readJson(const fs::path& p) {
+  std::ifstream f(p);
+  EXPECT_TRUE(f) << "missing fixture " << p;
+  return json::parse(f);
+}
+
+// The GPU suite's record: hello, the baseline methods' results and real verdicts.
+const json& suite() {
+  static const json s = readJson(kSource / "tests/harness/results/gpu_suite_2026-11-22_h200.json");
+  return s;
+}
+
+WorkerReply ok(json j) { return {std::move(j), std::nullopt}; }
+WorkerReply error(const std::string& code, const std::string& message) {
+  return {std::nullopt, WorkerError{code, message, std::nullopt, std::nullopt}};
+}
+
+// The honest elementwise_chain candidate's verdict; `scale` stretches its measured time.
+json passingVerdict(double scale = 1.0) {
+  json v = suite()["honest"][0];
+  v["timing"]["candidate"]["median_ms"] = v["timing"]["candidate"]["median_ms"].get<double>() * scale;
+  v["timing"]["speedup_vs_eager"] = v["timing"]["speedup_vs_eager"].get<double>() / scale;
+  return v;
+}
+
+// The no-op kernel's rejection, its findings rebuilt from the suite's "[check] message" lines.
+json failingVerdict() {
+  const json& a = suite()["adversarial"][0];
+  json findings = json::array();
+  const std::regex line(R"(^\[([a-z_]+)\] (.*)$)");
+  for (const auto& m : a["messages"]) {
+    std::smatch match;
+    const std::string text = m.get<std::string>();
+    if (std::regex_match(text, match, line)) findings.push_back({{"check", match[1]}, {"message", match[2]}});
+  }
+  return {{"passed", false}, {"failed_checks", a["failed_checks"]}, {"findings", findings}, {"timing", nullptr}};
+}
+
+// What the scripted harness answers and what it was asked.
+struct Script {
+  std::deque<WorkerReply> verdicts;
+  std::vector<std::string> calls;
+  std::function<std::optional<WorkerReply>(const std::string& method)> intercept;  // cancels, delays
+};
+
+class ScriptedWorker final : public Worker {
+public:
+  explicit ScriptedWorker(Script& s) : s_(s) {}
+  WorkerReply call(const std::string& method, const json& params, std::chrono::milliseconds,
+                   const CancelToken&) override {
+    s_.calls.push_back(method);
+    if (s_.intercept)
+      if (auto r = s_.intercept(method)) return *r;
+    if (method == "hello") return ok(suite()["hello"]);
+    if (suite()["methods"].contains(method)) return ok(suite()["methods"][method]["result"]);
+    if (method == "verify") {
+      if (s_.verdicts.empty()) return error("unscripted", "no verdict left in the script");
+      auto r = s_.verdicts.front();
+      s_.verdicts.pop_front();
+      return r;
+    }
+    if (method == "profileTrace") {  // the harness writes the trace where it is told
+      const fs::path out = params.at("out").get<std::string>();
+      fs::create_directories(out.parent_path());
+      fs::copy_file(kRecorded / "torch_trace_chain_candidate.json", out, fs::copy_options::overwrite_existing);
+      json r = readJson(kRecorded / "profile_trace_chain_candidate.result.json");
+      r["trace"] = out.string();
+      return ok(r);
+    }
+    if (method == "measureCeilings") return ok(readJson(kRecorded / "ceilings.json"));
+    if (method == "ncuTarget")
+      return ok({{"python", "python3"}, {"harnessDir", (kSource / "harness").string()},
+                 {"module", "stitchcuda_harness.ncu_target"}, {"nvtxRange", "stitchcuda.forward"}});
+    return error("unknown_method", method);
+  }
+
+private:
+  Script& s_;
+};
+
+// A brain that writes nothing: it hands out drafts and remembers what it was told.
+struct BrainRecord {
+  int drafts = 2;
+  std::vector<bool> plans;                               // the replan flag of each plan() call
+  std::vector<std::optional<loop::Feedback>> feedback;   // `last` of each next() call
+};
+
+class TestBrain final : public loop::Brain {
+public:
+  explicit TestBrain(BrainRecord& r) : r_(r) {}
+  loop::BrainPlan plan(const BaselineFacts&, const JobRequest& request, bool replan) override {
+    r_.plans.push_back(replan);
+    loop::BrainPlan p;
+    p.plan.jobId = request.jobId;
+    p.plan.uri = request.uri;
+    protocol::PlanTask t;
+    t.id = "chain";  // the recorded candidate's kernel is chain_vec4
+    t.title = "Fuse mul + add + relu";
+    t.range = {{11, 0}, {13, 0}};
+    p.plan.tasks.push_back(t);
+    p.generatable = true;
+    return p;
+  }
+  std::optional<loop::Draft> next(const std::optional<loop::Feedback>& last, const fs::path& dir,
+                                  std::string&) override {
+    r_.feedback.push_back(last);
+    if (r_.drafts-- <= 0) return std::nullopt;
+    return loop::Draft{"variant " + dir.filename().string(), "v", dir};
+  }
+  protocol::Range editRange() const override { return {{10, 0}, {14, 0}}; }
+  std::string editText(const std::string& library) const override { return "stitch(" + library + ")"; }
+
+private:
+  BrainRecord& r_;
+};
+
+// Streams into memory and into the job's JSONL log, like the job manager.
+class LoggingContext final : public JobContext {
+public:
+  explicit LoggingContext(const fs::path& log) : writer(log) {}
+  void emit(JobEvent e) override {
+    writer.append(e);
+    events.push_back(std::move(e));
+  }
+  void progress(const std::string&, std::optional<int>) override {}
+  const CancelToken& cancelToken() const override { return token; }
+  JobLogWriter writer;
+  std::vector<JobEvent> events;
+  CancelToken token;
+};
+
+// A stand-in for Nsight Compute: `--version`, then one run that writes `csv` (or prints
+// `stderrLine` and fails) and counts itself.
+fs::path writeNcu(const fs::path& dir, const std::string& csv, const std::string& stderrLine = "") {
+  fs::create_directories(dir);
+  const fs::path script = dir / "ncu";
+  std::ofstream f(script);
+  f << "#!/bin/sh\n"
+    << "if [ \"$1\" = --version ]; then echo 'NVIDIA (R) Nsight Compute'; echo 'Version 2025.3.1.0'; exit 0; fi\n"
+    << "echo run >> '" << (dir / "runs").string() << "'\n";
+  if (!stderrLine.empty()) f << "echo '" << stderrLine << "' >&2\nexit 1\n";
+  f << "while [ $# -gt 0 ]; do [ \"$1\" = --log-file ] && cp '" << (kRecorded / csv).string() << "' \"$2\"; shift; done\n";
+  f.close();
+  fs::permissions(script, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  return script;
+}
+
+int ncuRuns(const fs::path& dir) {
+  std::ifstream f(dir / "runs");
+  int n = 0;
+  for (std::string line; std::getline(f, line);) ++n;
+  return n;
+}
+
+class OptimizeLoopTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    root = fs::temp_directory_path() / ("stitch-loop-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    fs::create_directories(root / "jobs");
+    std::ofstream(root / "m.py") << "# the task\n";
+    limits.baseline.timingSeconds = 0.1;
+    limits.profile.ncu = writeNcu(root / "ncu", "ncu_memory_bound.csv");
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  protocol::JobFinishedParams run(const std::string& jobId = "j") {
+    JobRequest request{jobId, "file:///m.py", root / "m.py", root / "jobs" / jobId, 1, options};
+    context = std::make_unique<LoggingContext>(root / "jobs" / jobId / "log.jsonl");
+    context->token = cancel.token();
+    loop::OptimizeLoop job([this](auto) { return std::make_unique<ScriptedWorker>(script); },
+                           [this] { return std::make_unique<TestBrain>(brain); }, limits);
+    return job.run(request, *context);
+  }
+
+  std::vector<protocol::LogParams> logs() const {
+    std::vector<protocol::LogParams> out;
+    for (const auto& e : context->events)
+      if (auto* l = std::get_if<protocol::LogParams>(&e)) out.push_back(*l);
+    return out;
+  }
+  int logsContaining(const std::string& text) const {
+    int n = 0;
+    for (const auto& l : logs()) n += l.message.find(text) != std::string::npos;
+    return n;
+  }
+  std::vector<protocol::ProfileParams> profiles() const {
+    std::vector<protocol::ProfileParams> out;
+    for (const auto& e : context->events)
+      if (auto* p = std::get_if<protocol::ProfileParams>(&e)) out.push_back(*p);
+    return out;
+  }
+  int calls(const std::string& method) const { return std::count(script.calls.begin(), script.calls.end(), method); }
+
+  fs::path root;
+  loop::LoopLimits limits;
+  protocol::OptimizeParams options;
+  Script script;
+  BrainRecord brain;
+  CancelSource cancel;
+  std::unique_ptr<LoggingContext> context;
+};
+
+}  // namespace
+
+TEST_F(OptimizeLoopTest, PhasesFollowDesignOrderInTheJobLog) {
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9))};
+  options.budget.iterations = 2;
+  auto finished = run();
+  EXPECT_EQ(finished.state, "improved");
+  EXPECT_EQ(finished.bestCandidateId, "c2");
+
+  // Read back from the JSONL file: what a replay or a person sees.
+  auto log = readJobLog(root / "jobs/j/log.jsonl");
+  EXPECT_TRUE(log.problems.empty());
+  std::vector<std::string> phases;
+  std::vector<std::string> stream;  // candidate and profile events among the log lines, in order
+  for (const auto& e : log.events) {
+    if (auto* l = std::get_if<protocol::LogParams>(&e); l && (phases.empty() || phases.back() != l->phase))
+      phases.push_back(l->phase);
+    if (auto* c = std::get_if<protocol::CandidateParams>(&e)) stream.push_back("candidate " + c->candidate.id);
+    if (auto* p = std::get_if<protocol::ProfileParams>(&e)) stream.push_back("profile " + p->subject);
+  }
+  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "VERIFY", "PROFILE", "REFINE", "VERIFY",
+                                              "PROFILE", "DONE"}));
+  EXPECT_EQ(stream, (std::vector<std::string>{"profile reference", "candidate c1", "profile c1", "candidate c2",
+                                              "profile c2"}));
+}
+
+TEST_F(OptimizeLoopTest, VerifiedCandidateProfileLandsOnTheLinesItReplaces) {
+  script.verdicts = {ok(passingVerdict())};
+  options.budget.iterations = 1;
+  run();
+  auto ps = profiles();
+  ASSERT_EQ(ps.size(), 2u);  // the reference's (BASELINE), then the candidate's
+  const auto& p = ps[1];
+  EXPECT_EQ(p.subject, "c1");
+  EXPECT_EQ(p.uri, "file:///m.py");
+  EXPECT_NEAR(p.totalGpuTimeUs, (24.895 + 25.76 + 25.504) / 3, 1e-6);  // the trace's mean over 3 forwards
+  ASSERT_EQ(p.lines.size(), 1u);
+  const auto& line = p.lines[0];
+  EXPECT_EQ(line.line, 11);  // task "chain"'s first line: chain_vec4 is named after it
+  EXPECT_EQ(line.kernels, std::vector<std::string>{"chain_vec4"});
+  EXPECT_EQ(line.share, 1.0);
+  EXPECT_EQ(line.bound, "memory");
+  ASSERT_TRUE(line.achievedPct);
+  EXPECT_GT(*line.achievedPct, 80);  // against the recorded H200 copy ceiling
+  ASSERT_TRUE(line.topStall);
+  EXPECT_NE(line.inlineText.find("memory-bound"), std::string::npos) << line.inlineText;
+  // The log line the bench runner reads, and the kernels line.
+  EXPECT_EQ(logsContaining("c1 reaches 49% of the memory-roofline floor"), 1);
+  EXPECT_EQ(logsContaining("[roofline_fraction=0.493]"), 1);
+  EXPECT_EQ(logsContaining("c1: 1 kernel(s)"), 1);
+}
+
+TEST_F(OptimizeLoopTest, FeedbackOfEachRoundReachesTheBrain) {
+  script.verdicts = {ok(failingVerdict()), ok(passingVerdict())};
+  options.budget.iterations = 3;
+  run();
+  ASSERT_EQ(brain.feedback.size(), 3u);
+  EXPECT_FALSE(brain.feedback[0]);
+
+  const auto& fix = brain.feedback[1];
+  ASSERT_TRUE(fix && fix->verifier);
+  EXPECT_FALSE(fix->passed);
+  EXPECT_EQ(fix->verifier->mode, "fix");
+  EXPECT_EQ(fix->verifier->category, "output_mismatch");  // the first failed check, alone
+  EXPECT_NE(fix->verifier->diagnosis.find("max abs err 13.5"), std::string::npos) << fix->verifier->diagnosis;
+  EXPECT_FALSE(fix->verifier->suggestion.empty());
+
+  const auto& opt = brain.feedback[2];
+  ASSERT_TRUE(opt && opt->verifier);
+  EXPECT_TRUE(opt->passed);
+  EXPECT_EQ(opt->verifier->mode, "optimize");
+  EXPECT_EQ(opt->verifier->category, "memory_bound_at_ceiling");
+  EXPECT_EQ(opt->metricsSource, "ncu");
+  EXPECT_EQ(opt->bound, "memory");
+  ASSERT_TRUE(opt->achievedPct);
+  EXPECT_GT(*opt->achievedPct, 80);
+  ASSERT_TRUE(opt->floorFraction);
+  EXPECT_NEAR(*opt->floorFraction, 0.0240042 / 0.048656, 1e-3);
+  bool memoryPct = false;
+  for (const auto& e : opt->verifier->evidence) memoryPct = memoryPct || (e.metric == "memory_roofline_pct" && e.value > 80);
+  EXPECT_TRUE(memoryPct);
+  EXPECT_EQ(logsContaining("c2 feedback [optimize/memory_bound_at_ceiling]"), 1);
+  EXPECT_EQ(logsContaining("c1 feedback [fix/output_mismatch]"), 1);
+}
+
+TEST_F(OptimizeLoopTest, MissingNcuIsSaidOnceAndTimingCarriesTheJob) {
+  limits.profile.ncu = root / "nowhere" / "ncu";
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9)), ok(passingVerdict(0.8))};
+  options.budget.iterations = 3;
+  brain.drafts = 3;
+  auto finished = run();
+  EXPECT_EQ(finished.state, "improved");
+  EXPECT_EQ(finished.bestCandidateId, "c3");
+  EXPECT_EQ(logsContaining("Nsight Compute unavailable"), 1);
+  EXPECT_EQ(logsContaining("falls back to CUDA events"), 1);
+  EXPECT_EQ(calls("ncuTarget"), 0);
+  EXPECT_EQ(profiles().size(), 4u);  // the reference and every verified candidate
+  ASSERT_TRUE(brain.feedback[1] && brain.feedback[1]->verifier);
+  EXPECT_EQ(brain.feedback[1]->metricsSource, "trace");
+  EXPECT_EQ(brain.feedback[1]->verifier->category, "below_memory_floor");
+  EXPECT_FALSE(brain.feedback[1]->bound);
+}
+
+TEST_F(OptimizeLoopTest, CounterPermissionIsSaidOnceAndNcuIsNotAskedAgain) {
+  limits.profile.ncu = writeNcu(root / "ncu-denied", "ncu_memory_bound.csv",
+                                "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                                "Performance Counters on the target device 0.");
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9))};
+  options.budget.iterations = 2;
+  auto finished = run();
+  EXPECT_EQ(finished.state, "improved");
+  EXPECT_EQ(ncuRuns(root / "ncu-denied"), 1);
+  EXPECT_EQ(logsContaining("ERR_NVGPUCTRPERM"), 1);
+  EXPECT_EQ(brain.feedback[1]->metricsSource, "trace");
+}
+
+TEST_F(OptimizeLoopTest, NcuRunsOnlyForANewBestAndWithinTheJobLimit) {
+  limits.profile.ncuRuns = 1;
+  // c1 new best (ncu), c2 slower (no ncu), c3 faster but the job's one run is spent.
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(1.5)), ok(passingVerdict(0.8))};
+  options.budget.iterations = 3;
+  brain.drafts = 3;
+  run();
+  EXPECT_EQ(ncuRuns(root / "ncu"), 1);
+  EXPECT_EQ(brain.feedback[1]->metricsSource, "ncu");
+  EXPECT_EQ(brain.feedback[2]->metricsSource, "trace");
+  EXPECT_EQ(logsContaining("Nsight Compute run(s) of this job are spent"), 1);
+  EXPECT_EQ(logsContaining("Nsight Compute unavailable"), 0);
+}
+
+TEST_F(OptimizeLoopTest, CeilingsAreMeasuredOncePerGpuAndCached) {
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict())};
+  options.budget.iterations = 1;
+  run("first");
+  run("second");
+  EXPECT_EQ(calls("measureCeilings"), 1);
+  EXPECT_TRUE(fs::exists(root / "jobs/.baseline-cache/roofline/NVIDIA_H200.json"));
+  EXPECT_EQ(logsContaining("measured 2026-11-22T03:09:59Z"), 1);  // the second job read the cache
+}
+
+TEST_F(OptimizeLoopTest, CancelKeepsTheBestVerifiedCandidate) {
+  script.verdicts = {ok(passingVerdict())};
+  brain.drafts = 3;
+  int verifies = 0;
+  script.intercept = [&](const std::string& method) -> std::optional<WorkerReply> {
+    if (method != "verify" || ++verifies < 2) return std::nullopt;
+    cancel.cancel();  // the user cancels while c2 is being judged
+    return error("cancelled", "cancelled by the client");
+  };
+  auto finished = run();
+  EXPECT_EQ(finished.state, "cancelled");
+  EXPECT_EQ(finished.bestCandidateId, "c1");
+  ASSERT_TRUE(finished.speedupEager);
+  EXPECT_NEAR(*finished.speedupEager, 2.4637, 1e-3);
+  EXPECT_EQ(script.calls.back(), "verify");  // nothing ran after the cancel
+  for (const auto& e : context->events)
+    if (auto* c = std::get_if<protocol::CandidateParams>(&e)) {
+      EXPECT_EQ(c->candidate.id, "c1");  // c2 stays unjudged
+    }
+}
+
+TEST_F(OptimizeLoopTest, IterationBudgetBoundsTheCandidates) {
+  for (int i = 0; i < 5; ++i) script.verdicts.push_back(ok(passingVerdict()));
+  brain.drafts = 5;
+  options.budget.iterations = 2;
+  run();
+  EXPECT_EQ(brain.feedback.size(), 2u);
+  EXPECT_EQ(calls("verify"), 2);
+}
+
+TEST_F(OptimizeLoopTest, WallTimeBudgetEndsTheJobBetweenCandidates) {
+  for (int i = 0; i < 3; ++i) script.verdicts.push_back(ok(passingVerdict()));
+  brain.drafts = 3;
+  options.budget.iterations = 3;
+  options.budget.wallSeconds = 0.2;
+  script.intercept = [&](const std::string& method) -> std::optional<WorkerReply> {
+    if (method == "verify") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return std::nullopt;
+  };
+  auto finished = run();
+  EXPECT_EQ(calls("verify"), 1);
+  EXPECT_EQ(finished.state, "improved");
+  EXPECT_EQ(logsContaining("wall-time budget of 0 s spent after 1 candidate(s)"), 1);
+}
+
+TEST_F(OptimizeLoopTest, TwoFailuresInARowReplan) {
+  script.verdicts = {ok(failingVerdict()), ok(failingVerdict()), ok(passingVerdict())};
+  brain.drafts = 3;
+  options.budget.iterations = 3;
+  auto finished = run();
+  EXPECT_EQ(brain.plans, (std::vector<bool>{false, true}));
+  EXPECT_EQ(finished.bestCandidateId, "c3");
+  std::vector<std::string> phases;
+  for (const auto& l : logs())
+    if (phases.empty() || phases.back() != l.phase) phases.push_back(l.phase);
+  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "VERIFY", "REFINE", "VERIFY", "REPLAN",
+                                              "CODE", "VERIFY", "PROFILE", "DONE"}));
+  EXPECT_FALSE(brain.feedback[2]);  // a new plan starts without the old plan's feedback
+}
