@@ -148,7 +148,7 @@ std::optional<VerifierFeedback> verifierFeedback(const std::vector<KernelMetrics
       f.suggestion = "Move fewer bytes: fuse with the producers or consumers of its tensors; launch variants alone cannot gain much.";
     } else {
       f.category = "below_memory_floor";
-      f.diagnosis = "Without kernel counters, " + reach + ": " + who + " leaves bandwidth unused.";
+      f.diagnosis = "Without kernel counters, " + reach + ": bandwidth is left unused.";
       f.suggestion = "Keep more bytes in flight: another block size, more elements per thread, and 16-byte accesses where alignment allows.";
     }
     return f;

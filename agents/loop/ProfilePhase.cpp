@@ -205,9 +205,7 @@ std::optional<protocol::ProfileParams> ProfilePhase::run(const ProfileSubject& s
     list += ")";
   }
   log_("info", s.id + ": " + std::to_string(kernels.size()) + " kernel(s), " + duration(total) +
-                   " of GPU time per forward (" + fb.metricsSource + ")" + (list.empty() ? "" : ": " + list) +
-                   "; launch gaps " + duration(summary->launchGapMeanUs) + " mean, GPU idle " +
-                   fixed(100 * summary->idleShare, 0) + "% of the forward");
+                   " of GPU time per forward (" + fb.metricsSource + ")" + (list.empty() ? "" : ": " + list));
   return prof::candidateProfileParams(request_.jobId, request_.uri, s.id, kernels,
                                       placementFromPlan(plan, s.replaced, kernels), roof);
 }

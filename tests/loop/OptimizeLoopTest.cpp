@@ -346,15 +346,17 @@ TEST_F(OptimizeLoopTest, CounterPermissionIsSaidOnceAndNcuIsNotAskedAgain) {
 }
 
 TEST_F(OptimizeLoopTest, NcuRunsOnlyForANewBestAndWithinTheJobLimit) {
-  limits.profile.ncuRuns = 1;
-  // c1 new best (ncu), c2 slower (no ncu), c3 faster but the job's one run is spent.
-  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(1.5)), ok(passingVerdict(0.8))};
-  options.budget.iterations = 3;
-  brain.drafts = 3;
+  limits.profile.ncuRuns = 2;
+  // c1 new best (ncu), c2 slower (no ncu), c3 new best (ncu), c4 new best but the job's runs are spent.
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(1.5)), ok(passingVerdict(0.8)), ok(passingVerdict(0.7))};
+  options.budget.iterations = 5;
+  brain.drafts = 4;
   run();
-  EXPECT_EQ(ncuRuns(root / "ncu"), 1);
-  EXPECT_EQ(brain.feedback[1]->metricsSource, "ncu");
-  EXPECT_EQ(brain.feedback[2]->metricsSource, "trace");
+  EXPECT_EQ(ncuRuns(root / "ncu"), 2);
+  ASSERT_EQ(brain.feedback.size(), 5u);
+  std::vector<std::string> sources;
+  for (std::size_t i = 1; i < brain.feedback.size(); ++i) sources.push_back(brain.feedback[i]->metricsSource);
+  EXPECT_EQ(sources, (std::vector<std::string>{"ncu", "trace", "ncu", "trace"}));
   EXPECT_EQ(logsContaining("Nsight Compute run(s) of this job are spent"), 1);
   EXPECT_EQ(logsContaining("Nsight Compute unavailable"), 0);
 }
