@@ -3,6 +3,7 @@
 // between kernels and the forward's results), all allocated by ModelNew.
 #include "agents/builtin/Coder.h"
 
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -28,6 +29,13 @@ std::string cArray(const std::vector<int64_t>& v) {
   return s + (v.empty() ? "0}" : "}");
 }
 
+int dtypeCode(const std::string& dtype) {  // stitch_abi.h's StitchDType
+  static const std::map<std::string, int> codes{{"float32", 0}, {"float16", 1}, {"bfloat16", 2}, {"float64", 3},
+                                                {"int32", 4},   {"int64", 5},   {"uint8", 6},    {"bool", 7}};
+  auto it = codes.find(dtype);
+  return it == codes.end() ? -1 : it->second;
+}
+
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (std::size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
@@ -37,7 +45,24 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
 struct Layout {
   std::vector<Slot> slots;
   std::map<std::string, int> index;
+  std::map<std::string, std::string> returned;  // each forward result's Python expression
 };
+
+// A result that is a view of a buffer a kernel writes (a reshape after the last kernel, as
+// instance norm ends) is returned as that view of the buffer.
+std::optional<std::string> viewExpr(const Graph& graph, const Layout& l, const std::string& id) {
+  const TensorInfo* t = graph.tensor(id);
+  const TensorInfo* root = t;
+  while (root->viewOf && !l.index.count(root->id)) root = graph.tensor(*root->viewOf);
+  auto it = l.index.find(root->id);
+  if (it == l.index.end() || !l.slots[it->second].allocated) return std::nullopt;
+  const std::string& buffer = l.slots[it->second].expr;
+  if (root == t) return buffer;
+  if (t->storageOffset == root->storageOffset && t->strides == contiguousStrides(t->shape))
+    return buffer + ".view(" + tuple(t->shape) + ")";
+  return buffer + ".as_strided(" + tuple(t->shape) + ", " + tuple(t->strides) + ", " +
+         std::to_string(t->storageOffset - root->storageOffset) + ")";
+}
 
 Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource& forward) {
   if (!plan.wholeForward())
@@ -68,9 +93,14 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
     for (const auto& in : k.kernel.inputs)
       if (!l.index.count(in.tensorId))
         return Failure{"kernel " + k.id + " reads " + in.tensorId + ", which no kernel writes and the forward does not take"};
-  for (const auto& o : graph.outputs)
-    if (!l.index.count(o) || !l.slots[l.index[o]].allocated)
-      return Failure{"the forward returns " + o + ", which is not written by a generated kernel"};
+  for (const auto& o : graph.outputs) {
+    auto e = viewExpr(graph, l, o);
+    if (!e) return Failure{"the forward returns " + o + ", which is not written by a generated kernel"};
+    l.returned[o] = *e;
+  }
+  for (const Slot& s : l.slots)
+    if (dtypeCode(graph.tensor(s.tensorId)->dtype) < 0)
+      return Failure{"tensor " + s.tensorId + " has dtype " + graph.tensor(s.tensorId)->dtype + ", which the ABI cannot pass"};
   return l;
 }
 
@@ -82,24 +112,25 @@ std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource
   for (const Slot& s : l.slots)
     if (s.allocated)
       py << indent << s.expr << " = torch.empty(" << tuple(graph.tensor(s.tensorId)->shape)
-         << ", dtype=torch.float32, device=" << device << ")\n";
+         << ", dtype=torch." << graph.tensor(s.tensorId)->dtype << ", device=" << device << ")\n";
   py << indent << lib << ".forward(";
   for (std::size_t i = 0; i < l.slots.size(); ++i) py << (i ? ", " : "") << l.slots[i].expr;
   py << ")\n" << indent << "return ";
   for (std::size_t i = 0; i < graph.outputs.size(); ++i)
-    py << (i ? ", " : "") << l.slots[l.index.at(graph.outputs[i])].expr;
+    py << (i ? ", " : "") << l.returned.at(graph.outputs[i]);
   py << "\n";
   return py.str();
 }
 
-// Parameters and buffers registered under the reference's dotted names, so the harness can
-// copy the reference's state_dict into ModelNew.
-std::string registrations(const Graph& graph, const Layout& l) {
+// Every parameter and buffer registered under the reference's dotted names (also those no
+// kernel reads, such as num_batches_tracked), so the harness can copy the reference's
+// state_dict into ModelNew: it does so only when the keys match.
+std::string registrations(const Graph& graph) {
   std::ostringstream py;
   std::set<std::string> modules;
-  for (const Slot& s : l.slots) {
-    const TensorInfo* t = graph.tensor(s.tensorId);
-    if (t->role != "parameter" && t->role != "buffer") continue;
+  for (const TensorInfo& info : graph.tensors) {
+    const TensorInfo* t = &info;
+    if ((t->role != "parameter" && t->role != "buffer") || !t->name) continue;
     const std::string name = *t->name;
     std::string prefix;
     for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
@@ -112,7 +143,8 @@ std::string registrations(const Graph& graph, const Layout& l) {
     if (t->role == "parameter")
       py << "        " << owner << "." << leaf << " = nn.Parameter(torch.empty(" << tuple(t->shape) << "))\n";
     else
-      py << "        " << owner << ".register_buffer(\"" << leaf << "\", torch.empty(" << tuple(t->shape) << "))\n";
+      py << "        " << owner << ".register_buffer(\"" << leaf << "\", torch.empty(" << tuple(t->shape)
+         << ", dtype=torch." << t->dtype << "))\n";
   }
   return py.str();
 }
@@ -131,7 +163,9 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
   for (const auto& k : plan.kernels) cu << emitKernel(k.kernel, k.id, variant, lay.index).device << "\n";
 
   // Every slot is checked against the captured layout: the kernels bake these shapes in.
-  cu << "static const int32_t kNdim[] = {";
+  cu << "static const int32_t kDtype[] = {";
+  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << dtypeCode(graph.tensor(lay.slots[i].tensorId)->dtype);
+  cu << "};\nstatic const int32_t kNdim[] = {";
   for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << graph.tensor(lay.slots[i].tensorId)->shape.size();
   cu << "};\nstatic const int64_t kSizes[][8] = {";
   for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << cArray(graph.tensor(lay.slots[i].tensorId)->shape);
@@ -144,7 +178,7 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
      << "extern \"C\" int stitch_forward(const StitchTensor* t, int32_t n, cudaStream_t stream) {\n"
      << "  if (n != " << lay.slots.size() << ") return (int)cudaErrorInvalidValue;\n"
      << "  for (int i = 0; i < n; ++i) {\n"
-     << "    if (t[i].dtype != 0 || t[i].ndim != kNdim[i]) return (int)cudaErrorInvalidValue;\n"
+     << "    if (t[i].dtype != kDtype[i] || t[i].ndim != kNdim[i]) return (int)cudaErrorInvalidValue;\n"
      << "    for (int d = 0; d < t[i].ndim; ++d)\n"
      << "      if (t[i].sizes[d] != kSizes[i][d] || (kSizes[i][d] != 1 && t[i].strides[d] != kStrides[i][d]))\n"
      << "        return (int)cudaErrorInvalidValue;\n"
@@ -157,7 +191,7 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
      << "import torch\nimport torch.nn as nn\nfrom stitchcuda_harness.abi import load_library\n\n\n"
      << "class ModelNew(nn.Module):\n"
      << "    def __init__(self, *args, **kwargs):\n        super().__init__()\n"
-     << registrations(graph, lay) << "        self.lib = load_library(__stitch_library__)\n\n"
+     << registrations(graph) << "        self.lib = load_library(__stitch_library__)\n\n"
      << "    def forward(self";
   for (const auto& p : forward.params) py << ", " << p;
   py << "):\n" << forwardBody(graph, lay, forward, "self.lib", "        ");

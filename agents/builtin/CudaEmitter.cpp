@@ -1,6 +1,8 @@
 // Emission of one fused kernel; see CudaEmitter.h. Values are emitted as `const float vN`
 // statements in the scope that needs them: per element inside the loops, per row after each
-// reduction (row statistics are computed once, not per element).
+// reduction (row statistics are computed once, not per element). Kernel shapes: flat, rows
+// (one block per row, or several with a last-block combine when rows are few), columns, row
+// and column scans; pooling windows are device functions any shape can call.
 #include "agents/builtin/CudaEmitter.h"
 
 #include <cmath>
@@ -49,6 +51,9 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   if (fn == "ceil") return "ceilf(" + x + ")";
   if (fn == "sign") return "(float)((" + x + " > 0.0f) - (" + x + " < 0.0f))";
   if (fn == "square") return "(" + x + " * " + x + ")";
+  if (fn == "nonzero") return "((" + x + " != 0.0f) ? 1.0f : 0.0f)";
+  if (fn == "smooth_l1") return "sc_smooth_l1(" + x + ", " + P(0) + ")";
+  if (fn == "huber") return "sc_huber(" + x + ", " + P(0) + ")";
   if (fn == "gelu") return "sc_gelu(" + x + ")";
   if (fn == "gelu_tanh") return "sc_gelu_tanh(" + x + ")";
   if (fn == "silu") return "sc_silu(" + x + ")";
@@ -83,8 +88,13 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   if (fn == "sub") return "(" + x + " - " + y + ")";
   if (fn == "mul") return "(" + x + " * " + y + ")";
   if (fn == "div") return "(" + x + " / " + y + ")";
-  if (fn == "maximum") return "fmaxf(" + x + ", " + y + ")";
-  if (fn == "minimum") return "fminf(" + x + ", " + y + ")";
+  if (fn == "maximum") return "sc_max(" + x + ", " + y + ")";
+  if (fn == "minimum") return "sc_min(" + x + ", " + y + ")";
+  if (fn == "xlogy") return "sc_xlogy(" + x + ", " + y + ")";
+  if (fn == "bce") return "sc_bce(" + x + ", " + y + ")";
+  // kl_div(input = log q, target p): p·(log p − input); with log_target: e^p·(p − input).
+  if (fn == "kl_div") return "(sc_xlogy(" + y + ", " + y + ") - " + y + " * " + x + ")";
+  if (fn == "kl_div_log_target") return "(expf(" + y + ") * (" + y + " - " + x + "))";
   if (fn == "pow") return "powf(" + x + ", " + y + ")";
   static const std::map<std::string, std::string> cmp{{"eq", "=="}, {"ne", "!="}, {"gt", ">"},
                                                        {"ge", ">="}, {"lt", "<"},  {"le", "<="}};
@@ -97,8 +107,10 @@ const char* reduceInit(ReduceKind k) {
   switch (k) {
     case ReduceKind::Sum: return "0.0f";
     case ReduceKind::Prod: return "1.0f";
-    case ReduceKind::Max: return "__int_as_float(0xff800000)";
-    case ReduceKind::Min: return "__int_as_float(0x7f800000)";
+    case ReduceKind::Max:
+    case ReduceKind::ArgMax: return "__int_as_float(0xff800000)";
+    case ReduceKind::Min:
+    case ReduceKind::ArgMin: return "__int_as_float(0x7f800000)";
   }
   return "0.0f";
 }
@@ -109,8 +121,23 @@ const char* reduceOp(ReduceKind k) {
     case ReduceKind::Prod: return "ProdOp";
     case ReduceKind::Max: return "MaxOp";
     case ReduceKind::Min: return "MinOp";
+    case ReduceKind::ArgMax: return "ArgOp<true>";
+    case ReduceKind::ArgMin: return "ArgOp<false>";
   }
   return "SumOp";
+}
+
+bool isArg(ReduceKind k) { return k == ReduceKind::ArgMax || k == ReduceKind::ArgMin; }
+
+const char* ctype(const std::string& dtype) {
+  if (dtype == "int64") return "long long";
+  if (dtype == "bool") return "bool";
+  return "float";
+}
+
+// A value written to an output of `dtype`.
+std::string stored(const std::string& dtype, const std::string& v) {
+  return dtype == "bool" ? "(" + v + " != 0)" : v;
 }
 
 // A place values are computed: per element (with `lin` the iteration index, lanes when
@@ -128,9 +155,18 @@ public:
   EmittedKernel run() {
     std::ostringstream out;
     offsets(out);
-    if (!k_.reduces()) flat(out);
-    else if (k_.inner() == 1) rows(out);
-    else columns(out);
+    pools(out);
+    if (k_.scans()) {
+      if (k_.inner() == 1) rowScan(out);
+      else columnScan(out);
+    } else if (!k_.reduces()) {
+      flat(out);
+    } else if (k_.inner() == 1) {
+      if (splits() > 1) splitRows(out);
+      else rows(out);
+    } else {
+      columns(out);
+    }
     launcher(out);
     return {out.str(), "launch_" + name_};
   }
@@ -138,10 +174,13 @@ public:
 private:
   std::string in(int i) const { return "in" + std::to_string(i); }
   std::string outName(std::size_t i) const { return "out" + std::to_string(i); }
+  bool floatInput(int i) const { return k_.inputs[i].dtype == "float32"; }
+  bool floatOutput(std::size_t i) const { return k_.outputs[i].dtype == "float32"; }
 
   void offsets(std::ostream& o) {
     for (std::size_t i = 0; i < k_.inputs.size(); ++i) {
       const KernelInput& input = k_.inputs[i];
+      if (input.window) continue;
       o << "__device__ __forceinline__ int64_t " << name_ << "_off" << i << "(int64_t lin) {\n";
       if (input.linear) {
         o << "  return lin;\n}\n";
@@ -161,10 +200,83 @@ private:
     }
   }
 
+  // One device function per pooling value: the output coordinates from `lin`, then the window
+  // loops in PyTorch's order (so an avg sums in the same order, a max sees NaN the same way).
+  void pools(std::ostream& o) {
+    for (std::size_t id = 0; id < k_.values.size(); ++id) {
+      const KernelValue& v = k_.values[id];
+      if (v.op != ValueOp::Pool) continue;
+      const PoolSpec& p = v.pool;
+      const KernelInput& input = k_.inputs[v.input];
+      const std::size_t r = p.kernel.size(), rank = k_.shape.size(), lead = rank - r;
+      o << "__device__ __forceinline__ float " << name_ << "_pool" << id << "(const float* __restrict__ x, int64_t lin) {\n"
+        << "  int64_t rest = lin;\n";
+      for (std::size_t j = r; j-- > 0;) {
+        const int64_t size = k_.shape[lead + j];
+        o << "  const int64_t o" << j << " = rest % " << i64(size) << ";\n  rest /= " << i64(size) << ";\n";
+      }
+      o << "  int64_t base = " << i64(input.offset) << ";\n";
+      for (std::size_t d = lead; d-- > 0;) {
+        if (d == 0) o << "  base += rest * " << i64(input.strides[d]) << ";\n";
+        else
+          o << "  base += (rest % " << i64(k_.shape[d]) << ") * " << i64(input.strides[d]) << ";\n  rest /= "
+            << i64(k_.shape[d]) << ";\n";
+      }
+      std::string idx = "base";
+      for (std::size_t j = 0; j < r; ++j) idx += " + i" + std::to_string(j) + " * " + i64(input.strides[lead + j]);
+      std::string ind = "  ";
+      if (p.max) {
+        o << "  float m = __int_as_float(0xff800000);\n";
+        for (std::size_t j = 0; j < r; ++j) {
+          const std::string J = std::to_string(j);
+          o << ind << "for (int64_t k" << J << " = 0; k" << J << " < " << p.kernel[j] << "; ++k" << J << ") {\n"
+            << ind << "  const int64_t i" << J << " = o" << J << " * " << p.stride[j] << " - " << p.padding[j] << " + k" << J
+            << " * " << p.dilation[j] << ";\n"
+            << ind << "  if (i" << J << " < 0 || i" << J << " >= " << p.inSize[j] << ") continue;\n";
+          ind += "  ";
+        }
+        o << ind << "const float v = x[" << idx << "];\n" << ind << "if (v > m || v != v) m = v;\n";
+        for (std::size_t j = 0; j < r; ++j) o << std::string(2 + 2 * (r - 1 - j), ' ') << "}\n";
+        o << "  return m;\n}\n";
+        continue;
+      }
+      std::string pool = "1", count = "1";
+      for (std::size_t j = 0; j < r; ++j) {
+        const std::string J = std::to_string(j);
+        o << "  int64_t s" << J << " = o" << J << " * " << p.stride[j] << " - " << p.padding[j] << ";\n"
+          << "  int64_t e" << J << " = min(s" << J << " + " << p.kernel[j] << ", (int64_t)" << p.inSize[j] + p.padding[j]
+          << ");\n";
+        pool += " * (e" + J + " - s" + J + ")";
+      }
+      o << "  const int64_t pool = " << pool << ";\n";
+      for (std::size_t j = 0; j < r; ++j) {
+        const std::string J = std::to_string(j);
+        o << "  s" << J << " = max(s" << J << ", (int64_t)0);\n  e" << J << " = min(e" << J << ", (int64_t)" << p.inSize[j]
+          << ");\n";
+        count += " * (e" + J + " - s" + J + ")";
+      }
+      o << "  if (" << count << " == 0) return 0.0f;  // a window wholly in the padding, as ATen\n"
+        << "  float sum = 0.0f;\n";
+      for (std::size_t j = 0; j < r; ++j) {
+        const std::string J = std::to_string(j);
+        o << ind << "for (int64_t i" << J << " = s" << J << "; i" << J << " < e" << J << "; ++i" << J << ") {\n";
+        ind += "  ";
+      }
+      o << ind << "sum += x[" << idx << "];\n";
+      for (std::size_t j = 0; j < r; ++j) o << std::string(2 + 2 * (r - 1 - j), ' ') << "}\n";
+      const std::string divisor = p.divisorOverride != 0 ? std::to_string(p.divisorOverride)
+                                  : p.countIncludePad     ? std::string("pool")
+                                                          : count;
+      o << "  (void)pool;\n  return sum / (float)(" << divisor << ");\n}\n";
+    }
+  }
+
   std::string params() const {
     std::string p;
-    for (std::size_t i = 0; i < k_.inputs.size(); ++i) p += "const float* __restrict__ " + in(i) + ", ";
-    for (std::size_t i = 0; i < k_.outputs.size(); ++i) p += "float* __restrict__ " + outName(i) + ", ";
+    for (std::size_t i = 0; i < k_.inputs.size(); ++i)
+      p += std::string("const ") + ctype(k_.inputs[i].dtype) + "* __restrict__ " + in(static_cast<int>(i)) + ", ";
+    for (std::size_t i = 0; i < k_.outputs.size(); ++i)
+      p += std::string(ctype(k_.outputs[i].dtype)) + "* __restrict__ " + outName(i) + ", ";
     return p.substr(0, p.size() - 2);
   }
 
@@ -173,7 +285,7 @@ private:
     if (!seen.insert(id).second) return;
     const KernelValue& v = k_.values[id];
     if (v.op == ValueOp::Input) inputs.insert(v.input);
-    if (v.op == ValueOp::Reduce) return;
+    if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex || v.op == ValueOp::Scan) return;
     for (int a : v.args) collectInputs(a, inputs, seen);
   }
 
@@ -184,9 +296,13 @@ private:
     switch (v.op) {
       case ValueOp::Constant: return lit(v.params.at(0));
       case ValueOp::Reduce: return "red" + std::to_string(id);
+      case ValueOp::ArgIndex: return "idx" + std::to_string(v.args.at(0));
+      case ValueOp::Scan: return "scan" + std::to_string(id);
+      case ValueOp::Pool: expr = name_ + "_pool" + std::to_string(id) + "(" + in(v.input) + ", lin)"; break;
       case ValueOp::Input:
-        if (s.lanes && k_.inputs[v.input].linear) expr = "L" + std::to_string(v.input) + "[l]";
+        if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";
         else expr = in(v.input) + "[" + name_ + "_off" + std::to_string(v.input) + "(lin)]";
+        if (!floatInput(v.input)) expr = "(float)" + expr;
         break;
       default: {
         std::vector<std::string> args;
@@ -195,15 +311,15 @@ private:
       }
     }
     const std::string var = "v" + std::to_string(id);
-    o << indent << "const float " << var << " = " << expr << ";\n";
+    o << indent << "const " << (v.integer ? "long long " : "float ") << var << " = " << expr << ";\n";
     s.memo[id] = var;
     return var;
   }
 
-  // Loads the linear inputs `ids` for VEC lanes at `base` (16-byte loads when VEC is 4).
+  // Loads the linear float inputs `ids` for VEC lanes at `base` (16-byte loads when VEC is 4).
   void loadLanes(std::ostream& o, const std::set<int>& ids, const std::string& indent) {
     for (int i : ids) {
-      if (!k_.inputs[i].linear) continue;
+      if (!k_.inputs[i].linear || !floatInput(i)) continue;
       o << indent << "float L" << i << "[VEC];\n"
         << indent << "if constexpr (VEC == 4) { const float4 q = *reinterpret_cast<const float4*>(" << in(i)
         << " + base); L" << i << "[0] = q.x; L" << i << "[1] = q.y; L" << i << "[2] = q.z; L" << i << "[3] = q.w; }\n"
@@ -213,9 +329,13 @@ private:
 
   void storeLanes(std::ostream& o, std::size_t outIndex, const std::string& indent) {
     const std::string a = "O" + std::to_string(outIndex);
-    o << indent << "if constexpr (VEC == 4) *reinterpret_cast<float4*>(" << outName(outIndex) << " + base) = make_float4("
-      << a << "[0], " << a << "[1], " << a << "[2], " << a << "[3]);\n"
-      << indent << "else { for (int l = 0; l < VEC; ++l) " << outName(outIndex) << "[base + l] = " << a << "[l]; }\n";
+    if (floatOutput(outIndex))
+      o << indent << "if constexpr (VEC == 4) *reinterpret_cast<float4*>(" << outName(outIndex)
+        << " + base) = make_float4(" << a << "[0], " << a << "[1], " << a << "[2], " << a << "[3]);\n"
+        << indent << "else ";
+    else
+      o << indent;
+    o << "{ for (int l = 0; l < VEC; ++l) " << outName(outIndex) << "[base + l] = " << a << "[l]; }\n";
   }
 
   // The body over VEC lanes at `base`: preload, compute, then `sink` for each lane.
@@ -246,13 +366,13 @@ private:
 
   void declareOutLanes(std::ostream& o, const std::string& indent) {
     for (std::size_t i = 0; i < k_.outputs.size(); ++i)
-      if (!k_.outputs[i].perRow) o << indent << "float O" << i << "[VEC];\n";
+      if (!k_.outputs[i].perRow) o << indent << ctype(k_.outputs[i].dtype) << " O" << i << "[VEC];\n";
   }
 
   void sinkOutputs(std::ostream& o, const std::vector<std::string>& names, const std::string& indent) {
     std::size_t j = 0;
     for (std::size_t i = 0; i < k_.outputs.size(); ++i)
-      if (!k_.outputs[i].perRow) o << indent << "O" << i << "[l] = " << names[j++] << ";\n";
+      if (!k_.outputs[i].perRow) o << indent << "O" << i << "[l] = " << stored(k_.outputs[i].dtype, names[j++]) << ";\n";
   }
 
   void storeOutputs(std::ostream& o, const std::string& indent) {
@@ -260,11 +380,24 @@ private:
       if (!k_.outputs[i].perRow) storeLanes(o, i, indent);
   }
 
+  // Every output at element `lin`, computed in a fresh scope seeded with `seed`.
+  void writeElement(std::ostream& o, const Scope& seed, const std::string& indent) {
+    Scope s = seed;
+    for (std::size_t i = 0; i < k_.outputs.size(); ++i)
+      if (!k_.outputs[i].perRow) {
+        const std::string v = value(k_.outputs[i].value, s, o, indent);
+        o << indent << outName(i) << "[lin] = " << stored(k_.outputs[i].dtype, v) << ";\n";
+      }
+  }
+
+  std::string kernelHead(const std::string& templ = "template <int VEC>\n") const {
+    return templ + "__global__ void __launch_bounds__(" + std::to_string(variant_.block) + ") " + name_ + "_kernel(" +
+           params() + ") {\n";
+  }
+
   void flat(std::ostream& o) {
     const int64_t n = k_.numel();
-    o << "template <int VEC>\n__global__ void __launch_bounds__(" << variant_.block << ") " << name_ << "_kernel("
-      << params() << ") {\n"
-      << "  const int64_t chunks = " << i64(n) << " / VEC;\n"
+    o << kernelHead() << "  const int64_t chunks = " << i64(n) << " / VEC;\n"
       << "  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < chunks; c += (int64_t)gridDim.x * blockDim.x) {\n"
       << "    const int64_t base = c * VEC;\n";
     declareOutLanes(o, "    ");
@@ -275,13 +408,7 @@ private:
     // The tail that does not fill a vector: scalar, by the first threads of the grid.
     o << "  for (int64_t lin = chunks * VEC + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; lin < " << i64(n)
       << "; lin += (int64_t)gridDim.x * blockDim.x) {\n";
-    Scope s;
-    std::size_t j = 0;
-    std::vector<int> outs = fullOutputs();
-    for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
-      const std::string v = value(outs[j++], s, o, "    ");
-      o << "    " << outName(i) << "[lin] = " << v << ";\n";
-    }
+    writeElement(o, Scope{}, "    ");
     o << "  }\n}\n";
   }
 
@@ -292,6 +419,12 @@ private:
     for (std::size_t i = 0; i < k_.values.size(); ++i)
       if (k_.values[i].op == ValueOp::Reduce) r.push_back(static_cast<int>(i));
     return r;
+  }
+
+  bool anyArg() const {
+    for (int r : reductions())
+      if (isArg(k_.values[r].reduce)) return true;
+    return false;
   }
 
   void hoistRowValues(std::ostream& o, Scope& row, int upTo, const std::string& indent) {
@@ -311,40 +444,78 @@ private:
     return true;
   }
 
+  bool dependsOnReduction(int id) const {
+    const KernelValue& v = k_.values[id];
+    if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex) return true;
+    for (int a : v.args)
+      if (dependsOnReduction(a)) return true;
+    return false;
+  }
+
   void writeRowOutputs(std::ostream& o, Scope& row, const std::string& rowIndex, const std::string& indent,
                        bool onlyThreadZero) {
     for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
       if (!k_.outputs[i].perRow) continue;
       std::string v = value(k_.outputs[i].value, row, o, indent);
-      o << indent << (onlyThreadZero ? "if (threadIdx.x == 0) " : "") << outName(i) << "[" << rowIndex << "] = " << v
-        << ";\n";
+      o << indent << (onlyThreadZero ? "if (threadIdx.x == 0) " : "") << outName(i) << "[" << rowIndex
+        << "] = " << stored(k_.outputs[i].dtype, v) << ";\n";
+    }
+  }
+
+  void declareScratch(std::ostream& o) {
+    o << "  __shared__ float scratch[33];\n";
+    if (anyArg()) o << "  __shared__ long long iscratch[33];\n";
+  }
+
+  // Accumulates reduction `r` over the chunks `first, first + step, ...` of the row at `rowBase`.
+  void accumulate(std::ostream& o, Scope& row, int r, const std::string& first, const std::string& step,
+                  const std::string& indent) {
+    const KernelValue& red = k_.values[r];
+    const std::string R = std::to_string(r);
+    o << indent << "float acc" << R << " = " << reduceInit(red.reduce) << ";\n";
+    if (isArg(red.reduce)) o << indent << "long long acci" << R << " = 0x7fffffffffffffffLL;\n";
+    o << indent << "for (int64_t c = " << first << "; c < " << i64(k_.reduced()) << " / VEC; c += " << step << ") {\n"
+      << indent << "  const int64_t base = rowBase + c * VEC;\n";
+    laneBody(o, {red.args[0]}, row, indent + "  ",
+             [&](std::ostream& os, const auto& names, const std::string& in2) {
+               if (isArg(red.reduce))
+                 os << in2 << reduceOp(red.reduce) << "::apply(acc" << R << ", acci" << R << ", " << names[0]
+                    << ", lin - rowBase);\n";
+               else
+                 os << in2 << "acc" << R << " = " << reduceOp(red.reduce) << "::apply(acc" << R << ", " << names[0]
+                    << ");\n";
+             },
+             [](std::ostream&, const std::string&) {});
+    o << indent << "}\n";
+  }
+
+  // The block-wide combine of reduction `r`'s accumulators into red<r> (and idx<r>).
+  void combine(std::ostream& o, int r, const std::string& indent) {
+    const KernelValue& red = k_.values[r];
+    const std::string R = std::to_string(r);
+    if (isArg(red.reduce)) {
+      o << indent << "blockArgReduce<" << (red.reduce == ReduceKind::ArgMax ? "true" : "false") << ">(acc" << R
+        << ", acci" << R << ", scratch, iscratch);\n"
+        << indent << "const float red" << R << " = acc" << R << ";\n"
+        << indent << "const long long idx" << R << " = acci" << R << ";\n";
+    } else {
+      o << indent << "const float red" << R << " = blockReduce<" << reduceOp(red.reduce) << ">(acc" << R
+        << ", scratch);\n";
     }
   }
 
   void rows(std::ostream& o) {
     const int64_t rowsCount = k_.outer(), R = k_.reduced();
-    o << "template <int VEC>\n__global__ void __launch_bounds__(" << variant_.block << ") " << name_ << "_kernel("
-      << params() << ") {\n"
-      << "  __shared__ float scratch[33];\n"
-      << "  for (int64_t row = blockIdx.x; row < " << i64(rowsCount) << "; row += gridDim.x) {\n"
+    o << kernelHead();
+    declareScratch(o);
+    o << "  for (int64_t row = blockIdx.x; row < " << i64(rowsCount) << "; row += gridDim.x) {\n"
       << "    const int64_t rowBase = row * " << i64(R) << ";\n"
       << "    { const int64_t lin = rowBase; (void)lin;\n";
     Scope row;
     const std::string ind = "    ";
     for (int r : reductions()) {
-      const KernelValue& red = k_.values[r];
-      o << ind << "float acc" << r << " = " << reduceInit(red.reduce) << ";\n"
-        << ind << "for (int64_t c = threadIdx.x; c < " << i64(R) << " / VEC; c += blockDim.x) {\n"
-        << ind << "  const int64_t base = rowBase + c * VEC;\n";
-      laneBody(o, {red.args[0]}, row, ind + "  ",
-               [&](std::ostream& os, const auto& names, const std::string& in2) {
-                 os << in2 << "acc" << r << " = " << reduceOp(red.reduce) << "::apply(acc" << r << ", " << names[0]
-                    << ");\n";
-               },
-               [](std::ostream&, const std::string&) {});
-      o << ind << "}\n"
-        << ind << "const float red" << r << " = blockReduce<" << reduceOp(red.reduce) << ">(acc" << r
-        << ", scratch);\n";
+      accumulate(o, row, r, "threadIdx.x", "blockDim.x", ind);
+      combine(o, r, ind);
       hoistRowValues(o, row, r, ind);
     }
     writeRowOutputs(o, row, "row", ind, true);
@@ -360,11 +531,83 @@ private:
     o << "    }\n  }\n}\n";
   }
 
+  // Blocks per row when rows are too few to fill the GPU (a loss or a full reduction is one
+  // row): only for one-pass kernels — independent reductions and per-row outputs only.
+  int64_t splits() const {
+    if (!fullOutputs().empty()) return 1;
+    for (int r : reductions())
+      if (dependsOnReduction(k_.values[r].args[0])) return 1;
+    const int64_t rowsCount = k_.outer(), chunks = k_.reduced() / 4;
+    const int64_t want = (4 * 132 + rowsCount - 1) / rowsCount;
+    const int64_t most = chunks / (2 * static_cast<int64_t>(variant_.block));
+    return std::max<int64_t>(1, std::min({want, most, int64_t{1024}}));
+  }
+
+  // Several blocks per row: each writes its partial results to a static buffer, and the last
+  // block of the row to arrive (an atomic count, reset for the next launch) combines them in a
+  // fixed order, so the result is deterministic.
+  void splitRows(std::ostream& o) {
+    const int64_t rowsCount = k_.outer(), R = k_.reduced(), S = splits();
+    const auto reds = reductions();
+    const int64_t nred = static_cast<int64_t>(reds.size());
+    o << "__device__ float " << name_ << "_part[" << rowsCount * S * nred << "];\n";
+    if (anyArg()) o << "__device__ long long " << name_ << "_parti[" << rowsCount * S * nred << "];\n";
+    o << "__device__ unsigned int " << name_ << "_count[" << rowsCount << "];\n" << kernelHead();
+    declareScratch(o);
+    o << "  __shared__ bool last;\n"
+      << "  const int64_t row = blockIdx.x / " << i64(S) << ", split = blockIdx.x % " << i64(S) << ";\n"
+      << "  const int64_t rowBase = row * " << i64(R) << ";\n"
+      << "  { const int64_t lin = rowBase; (void)lin;\n";
+    Scope row;
+    const std::string ind = "  ";
+    for (int64_t j = 0; j < nred; ++j) {
+      const int r = reds[j];
+      const std::string slot = "(row * " + i64(S) + " + split) * " + i64(nred) + " + " + std::to_string(j);
+      accumulate(o, row, r, "split * blockDim.x + threadIdx.x", i64(S) + " * blockDim.x", ind);
+      combine(o, r, ind);
+      o << ind << "if (threadIdx.x == 0) " << name_ << "_part[" << slot << "] = red" << r << ";\n";
+      if (isArg(k_.values[r].reduce))
+        o << ind << "if (threadIdx.x == 0) " << name_ << "_parti[" << slot << "] = idx" << r << ";\n";
+    }
+    o << ind << "if (threadIdx.x == 0) {\n"
+      << ind << "  __threadfence();\n"
+      << ind << "  last = atomicAdd(&" << name_ << "_count[row], 1u) == " << S - 1 << "u;\n"
+      << ind << "}\n"
+      << ind << "__syncthreads();\n"
+      << ind << "if (!last) return;\n"
+      << ind << "__threadfence();\n";
+    for (int64_t j = 0; j < nred; ++j) {
+      const int r = reds[j];
+      const KernelValue& red = k_.values[r];
+      const std::string R = std::to_string(r), P = "p" + R;
+      const std::string slot = "(row * " + i64(S) + " + q) * " + i64(nred) + " + " + std::to_string(j);
+      o << ind << "float " << P << " = " << reduceInit(red.reduce) << ";\n";
+      if (isArg(red.reduce)) o << ind << "long long " << P << "i = 0x7fffffffffffffffLL;\n";
+      o << ind << "for (int64_t q = threadIdx.x; q < " << i64(S) << "; q += blockDim.x)";
+      if (isArg(red.reduce))
+        o << " " << reduceOp(red.reduce) << "::apply(" << P << ", " << P << "i, __ldcg(&" << name_ << "_part[" << slot
+          << "]), __ldcg(&" << name_ << "_parti[" << slot << "]));\n"
+          << ind << "blockArgReduce<" << (red.reduce == ReduceKind::ArgMax ? "true" : "false") << ">(" << P << ", " << P
+          << "i, scratch, iscratch);\n"
+          << ind << "const float red" << R << "f = " << P << ";\n"
+          << ind << "const long long idx" << R << "f = " << P << "i;\n";
+      else
+        o << " " << P << " = " << reduceOp(red.reduce) << "::apply(" << P << ", __ldcg(&" << name_ << "_part[" << slot
+          << "]));\n"
+          << ind << "const float red" << R << "f = blockReduce<" << reduceOp(red.reduce) << ">(" << P << ", scratch);\n";
+      row.memo[r] = "red" + R + "f";
+    }
+    o << ind << "if (threadIdx.x == 0) " << name_ << "_count[row] = 0u;\n";
+    for (std::size_t i = 0; i < k_.values.size(); ++i)
+      if (k_.values[i].op == ValueOp::ArgIndex) row.memo[static_cast<int>(i)] = "idx" + std::to_string(k_.values[i].args[0]) + "f";
+    hoistRowValues(o, row, reds.empty() ? -1 : reds.back(), ind);
+    writeRowOutputs(o, row, "row", ind, true);
+    o << "  }\n}\n";
+  }
+
   void columns(std::ostream& o) {
     const int64_t outer = k_.outer(), R = k_.reduced(), inner = k_.inner();
-    o << "template <int VEC>\n__global__ void __launch_bounds__(" << variant_.block << ") " << name_ << "_kernel("
-      << params() << ") {\n"
-      << "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < " << i64(outer * inner)
+    o << kernelHead() << "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < " << i64(outer * inner)
       << "; t += (int64_t)gridDim.x * blockDim.x) {\n"
       << "    const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
       << "    { const int64_t lin = o * " << i64(R * inner) << " + i; (void)lin;\n";
@@ -372,28 +615,89 @@ private:
     const std::string ind = "    ";
     for (int r : reductions()) {
       const KernelValue& red = k_.values[r];
-      o << ind << "float acc" << r << " = " << reduceInit(red.reduce) << ";\n"
-        << ind << "for (int64_t c = 0; c < " << i64(R) << "; ++c) {\n"
+      const std::string Rs = std::to_string(r);
+      o << ind << "float acc" << Rs << " = " << reduceInit(red.reduce) << ";\n";
+      if (isArg(red.reduce)) o << ind << "long long acci" << Rs << " = 0x7fffffffffffffffLL;\n";
+      o << ind << "for (int64_t c = 0; c < " << i64(R) << "; ++c) {\n"
         << ind << "  const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
       Scope s = row;
       std::string v = value(red.args[0], s, o, ind + "  ");
-      o << ind << "  acc" << r << " = " << reduceOp(red.reduce) << "::apply(acc" << r << ", " << v << ");\n"
-        << ind << "}\n"
-        << ind << "const float red" << r << " = acc" << r << ";\n";
+      if (isArg(red.reduce))
+        o << ind << "  " << reduceOp(red.reduce) << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
+      else
+        o << ind << "  acc" << Rs << " = " << reduceOp(red.reduce) << "::apply(acc" << Rs << ", " << v << ");\n";
+      o << ind << "}\n" << ind << "const float red" << Rs << " = acc" << Rs << ";\n";
+      if (isArg(red.reduce)) o << ind << "const long long idx" << Rs << " = acci" << Rs << ";\n";
       hoistRowValues(o, row, r, ind);
     }
     writeRowOutputs(o, row, "t", ind, false);
     if (!fullOutputs().empty()) {
       o << ind << "for (int64_t c = 0; c < " << i64(R) << "; ++c) {\n"
         << ind << "  const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
-      Scope s = row;
-      for (std::size_t i = 0; i < k_.outputs.size(); ++i)
-        if (!k_.outputs[i].perRow) {
-          const std::string v = value(k_.outputs[i].value, s, o, ind + "  ");
-          o << ind << "  " << outName(i) << "[lin] = " << v << ";\n";
-        }
+      writeElement(o, row, ind + "  ");
       o << ind << "}\n";
     }
+    o << "    }\n  }\n}\n";
+  }
+
+  int scanValue() const {
+    for (std::size_t i = 0; i < k_.values.size(); ++i)
+      if (k_.values[i].op == ValueOp::Scan) return static_cast<int>(i);
+    return -1;
+  }
+
+  std::string scanOp() const {
+    return k_.values[scanValue()].reduce == ReduceKind::Prod ? "ScanProd" : "ScanSum";
+  }
+
+  // A scan along the contiguous last dim: one block per row, tiles of blockDim × kItems
+  // consecutive elements; each thread scans its items, the block scans the thread totals, and
+  // a carry joins the tiles.
+  void rowScan(std::ostream& o) {
+    const int64_t rowsCount = k_.outer(), R = k_.reduced();
+    const int sv = scanValue();
+    const std::string op = scanOp(), S = std::to_string(sv);
+    o << kernelHead() << "  constexpr int kItems = 4;\n  __shared__ double sscratch[33];\n"
+      << "  for (int64_t row = blockIdx.x; row < " << i64(rowsCount) << "; row += gridDim.x) {\n"
+      << "    const int64_t rowBase = row * " << i64(R) << ";\n"
+      << "    double carry = " << op << "::identity();\n"
+      << "    for (int64_t t0 = 0; t0 < " << i64(R) << "; t0 += (int64_t)blockDim.x * kItems) {\n"
+      << "      const int64_t first = t0 + (int64_t)threadIdx.x * kItems;\n"
+      << "      double loc[kItems];\n      double run = " << op << "::identity();\n"
+      << "      #pragma unroll\n      for (int l = 0; l < kItems; ++l) {\n"
+      << "        if (first + l < " << i64(R) << ") {\n          const int64_t lin = rowBase + first + l;\n";
+    Scope s;
+    const std::string v = value(k_.values[sv].args[0], s, o, "          ");
+    o << "          run = " << op << "::apply(run, (double)" << v << ");\n        }\n        loc[l] = run;\n      }\n"
+      << "      double total;\n"
+      << "      const double below = blockExclusiveScan<" << op << ">(run, sscratch, total);\n"
+      << "      #pragma unroll\n      for (int l = 0; l < kItems; ++l) {\n"
+      << "        if (first + l < " << i64(R) << ") {\n          const int64_t lin = rowBase + first + l;\n"
+      << "          const float scan" << S << " = (float)" << op << "::apply(" << op << "::apply(carry, below), loc[l]);\n";
+    Scope out;
+    out.memo[sv] = "scan" + S;
+    writeElement(o, out, "          ");
+    o << "        }\n      }\n      carry = " << op << "::apply(carry, total);\n    }\n  }\n}\n";
+  }
+
+  // A scan along a dim with contiguous dims after it: one thread per (outer, inner) position
+  // walks the scanned dim; neighbouring threads read neighbouring elements.
+  void columnScan(std::ostream& o) {
+    const int64_t outer = k_.outer(), R = k_.reduced(), inner = k_.inner();
+    const int sv = scanValue();
+    const std::string op = scanOp(), S = std::to_string(sv);
+    o << kernelHead() << "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < " << i64(outer * inner)
+      << "; t += (int64_t)gridDim.x * blockDim.x) {\n"
+      << "    const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
+      << "    double acc = " << op << "::identity();\n"
+      << "    for (int64_t c = 0; c < " << i64(R) << "; ++c) {\n"
+      << "      const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
+    Scope s;
+    const std::string v = value(k_.values[sv].args[0], s, o, "      ");
+    o << "      acc = " << op << "::apply(acc, (double)" << v << ");\n"
+      << "      const float scan" << S << " = (float)acc;\n";
+    s.memo[sv] = "scan" + S;
+    writeElement(o, s, "      ");
     o << "    }\n  }\n}\n";
   }
 
@@ -401,26 +705,35 @@ private:
     o << "static int launch_" << name_ << "(const StitchTensor* t, cudaStream_t stream) {\n";
     std::string args, aligned = "true";
     for (std::size_t i = 0; i < k_.inputs.size(); ++i) {
-      o << "  const float* " << in(i) << " = (const float*)t[" << slots_.at(k_.inputs[i].tensorId) << "].data;\n";
-      args += in(i) + ", ";
-      if (k_.inputs[i].linear) aligned += " && ((uintptr_t)" + in(i) + " % 16 == 0)";
+      const char* type = ctype(k_.inputs[i].dtype);
+      o << "  const " << type << "* " << in(static_cast<int>(i)) << " = (const " << type << "*)t["
+        << slots_.at(k_.inputs[i].tensorId) << "].data;\n";
+      args += in(static_cast<int>(i)) + ", ";
+      if (k_.inputs[i].linear && floatInput(static_cast<int>(i)))
+        aligned += " && ((uintptr_t)" + in(static_cast<int>(i)) + " % 16 == 0)";
     }
     for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
-      o << "  float* " << outName(i) << " = (float*)t[" << slots_.at(k_.outputs[i].tensorId) << "].data;\n";
+      const char* type = ctype(k_.outputs[i].dtype);
+      o << "  " << type << "* " << outName(i) << " = (" << type << "*)t[" << slots_.at(k_.outputs[i].tensorId)
+        << "].data;\n";
       args += outName(i) + ", ";
-      if (!k_.outputs[i].perRow) aligned += " && ((uintptr_t)" + outName(i) + " % 16 == 0)";
+      if (!k_.outputs[i].perRow && floatOutput(i)) aligned += " && ((uintptr_t)" + outName(i) + " % 16 == 0)";
     }
     args = args.substr(0, args.size() - 2);
     const int block = variant_.block;
     bool canVector = variant_.vec == 4;
     std::string grid4, grid1;
-    if (!k_.reduces()) {
+    if (k_.scans()) {
+      canVector = false;  // scans read one element at a time, in order
+      grid1 = k_.inner() == 1 ? std::to_string(std::min<int64_t>(k_.outer(), 1 << 30))
+                              : std::to_string(std::max<int64_t>(1, (k_.outer() * k_.inner() + block - 1) / block));
+    } else if (!k_.reduces()) {
       const int64_t n = k_.numel(), per = static_cast<int64_t>(block) * variant_.items;
       grid4 = std::to_string(std::max<int64_t>(1, (n / 4 + per - 1) / per));
       grid1 = std::to_string(std::max<int64_t>(1, (n + per - 1) / per));
     } else if (k_.inner() == 1) {
       canVector = canVector && k_.reduced() % 4 == 0;
-      grid4 = grid1 = std::to_string(std::min<int64_t>(k_.outer(), 1 << 30));
+      grid4 = grid1 = std::to_string(splits() > 1 ? k_.outer() * splits() : std::min<int64_t>(k_.outer(), 1 << 30));
     } else {
       canVector = false;  // a column reduction walks the reduced dim one element at a time
       grid1 = std::to_string(std::max<int64_t>(1, (k_.outer() * k_.inner() + block - 1) / block));
@@ -447,53 +760,6 @@ std::string Variant::name() const {
 EmittedKernel emitKernel(const FusedKernel& kernel, const std::string& name, const Variant& variant,
                          const std::map<std::string, int>& slots) {
   return Emitter(kernel, name, variant, slots).run();
-}
-
-std::string emitPrelude() {
-  return R"(#include "stitch_abi.h"
-
-#include <cuda_runtime.h>
-#include <math.h>
-#include <stdint.h>
-
-__device__ __forceinline__ float sc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.7071067811865476f)); }
-__device__ __forceinline__ float sc_gelu_tanh(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-}
-__device__ __forceinline__ float sc_silu(float x) { return x / (1.0f + expf(-x)); }
-__device__ __forceinline__ float sc_softplus(float x, float beta, float threshold) {
-  return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta;
-}
-__device__ __forceinline__ float sc_mish(float x) { return x * tanhf(sc_softplus(x, 1.0f, 20.0f)); }
-__device__ __forceinline__ float sc_elu(float x, float alpha, float scale, float input_scale) {
-  return x > 0.0f ? x * scale : alpha * scale * expm1f(x * input_scale);
-}
-
-struct SumOp { __device__ static float apply(float a, float b) { return a + b; } };
-struct ProdOp { __device__ static float apply(float a, float b) { return a * b; } };
-struct MaxOp { __device__ static float apply(float a, float b) { return fmaxf(a, b); } };
-struct MinOp { __device__ static float apply(float a, float b) { return fminf(a, b); } };
-
-// Block-wide reduction: warp shuffles, then one value per warp through shared memory; every
-// thread gets the result. `scratch` holds 33 floats; the trailing barrier lets the caller reuse it.
-template <typename Op>
-__device__ __forceinline__ float blockReduce(float v, float* scratch) {
-  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = (blockDim.x + 31) >> 5;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    float w = lane < warps ? scratch[lane] : scratch[0];
-    for (int o = 16; o > 0; o >>= 1) w = Op::apply(w, __shfl_xor_sync(0xffffffffu, w, o));
-    if (lane == 0) scratch[32] = w;
-  }
-  __syncthreads();
-  const float r = scratch[32];
-  __syncthreads();
-  return r;
-}
-
-)";
 }
 
 }  // namespace stitch::agents::builtin

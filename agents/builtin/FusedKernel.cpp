@@ -13,14 +13,15 @@ int64_t product(const std::vector<int64_t>& shape, int begin, int end) {
 }  // namespace
 
 int64_t FusedKernel::numel() const { return product(shape, 0, static_cast<int>(shape.size())); }
-int64_t FusedKernel::outer() const { return reduces() ? product(shape, 0, reduceBegin) : numel(); }
-int64_t FusedKernel::reduced() const { return reduces() ? product(shape, reduceBegin, reduceEnd) : 1; }
+// Scanned ranges split the iteration space like reduced ones.
+int64_t FusedKernel::outer() const { return reduceBegin >= 0 ? product(shape, 0, reduceBegin) : numel(); }
+int64_t FusedKernel::reduced() const { return reduceBegin >= 0 ? product(shape, reduceBegin, reduceEnd) : 1; }
 int64_t FusedKernel::inner() const {
-  return reduces() ? product(shape, reduceEnd, static_cast<int>(shape.size())) : 1;
+  return reduceBegin >= 0 ? product(shape, reduceEnd, static_cast<int>(shape.size())) : 1;
 }
 
 bool FusedKernel::variesOverReduced(int value) const {
-  if (!reduces()) return true;
+  if (reduceBegin < 0) return true;
   for (int d : values[value].dimMap)
     if (d >= reduceBegin && d < reduceEnd) return true;
   return false;

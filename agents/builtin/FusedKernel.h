@@ -1,6 +1,7 @@
 // One generated kernel as the coder sees it: an iteration space, the values computed over it
-// (loads, constants, elementwise functions, reductions over one contiguous range of dims), the
-// tensors it reads and the ones it writes. KernelBuilder lowers ATen nodes into it.
+// (loads, constants, elementwise functions, reductions or one scan over one contiguous range of
+// dims, pooling windows), the tensors it reads and the ones it writes. KernelBuilder lowers ATen
+// nodes into it.
 #pragma once
 
 #include "agents/builtin/GraphIR.h"
@@ -11,8 +12,22 @@
 
 namespace stitch::agents::builtin {
 
-enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce };
-enum class ReduceKind { Sum, Max, Min, Prod };
+// ArgIndex: the int64 index (within the reduced range, row-major) that an ArgMax/ArgMin reduction
+// chose; Pool: a max/avg window over a strided input; Scan: an inclusive scan along the kernel's
+// scanned dim.
+enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan };
+enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
+
+// A pooling window over the trailing `kernel.size()` dims of a window input (its own strides,
+// same rank as the output; the leading dims map one to one). PyTorch's semantics: padding never
+// wins a max, NaN does; the avg divisor follows count_include_pad and divisor_override.
+struct PoolSpec {
+  bool max = true;
+  std::vector<int64_t> inSize;  // the input's spatial sizes
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool countIncludePad = true;
+  int64_t divisorOverride = 0;  // 0: none
+};
 
 struct KernelValue {
   ValueOp op = ValueOp::Constant;
@@ -20,8 +35,10 @@ struct KernelValue {
   std::vector<int> args;        // operand value indices
   std::vector<double> params;   // Constant: {value}; Unary/Binary: function parameters (alpha, ...)
   int input = -1;               // Input: index into FusedKernel::inputs
-  ReduceKind reduce = ReduceKind::Sum;
+  ReduceKind reduce = ReduceKind::Sum;  // Reduce and Scan (Sum or Prod)
   std::vector<int> dimMap;      // for each of the value's own dims: the iteration dim, or -1 (size 1)
+  bool integer = false;         // an int64 value (an ArgIndex or a view of one)
+  PoolSpec pool;                // Pool: the window; `input` is the window input
 };
 
 struct KernelInput {
@@ -29,6 +46,8 @@ struct KernelInput {
   std::vector<int64_t> strides;  // per iteration dim, in elements; 0 where the input broadcasts
   int64_t offset = 0;            // elements from the tensor's data pointer (views with an offset)
   bool linear = false;           // offset + linear iteration index: eligible for 16-byte loads
+  std::string dtype = "float32";  // float32 or bool (read as 0/1)
+  bool window = false;           // read by a Pool value through its own strides, not per element
 };
 
 struct KernelOutput {
@@ -36,18 +55,21 @@ struct KernelOutput {
   int value = -1;
   bool perRow = false;  // written once per reduced row rather than once per element
   std::vector<int64_t> shape;
+  std::string dtype = "float32";  // float32, int64 (indices) or bool
 };
 
 struct FusedKernel {
   std::vector<int64_t> shape;  // the iteration space
-  int reduceBegin = -1;        // reduced iteration dims [reduceBegin, reduceEnd); -1: elementwise
+  int reduceBegin = -1;        // reduced (or scanned) iteration dims [reduceBegin, reduceEnd); -1: elementwise
   int reduceEnd = -1;
+  bool scan = false;           // the range is scanned (one Scan value), not reduced
   std::vector<KernelValue> values;
   std::vector<KernelInput> inputs;
   std::vector<KernelOutput> outputs;
   std::vector<int> nodeIds;
 
-  bool reduces() const { return reduceBegin >= 0; }
+  bool reduces() const { return reduceBegin >= 0 && !scan; }
+  bool scans() const { return reduceBegin >= 0 && scan; }
   int64_t numel() const;
   int64_t outer() const;    // product of the dims before the reduced range
   int64_t reduced() const;  // product of the reduced dims

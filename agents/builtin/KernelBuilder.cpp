@@ -3,21 +3,13 @@
 // [B, D] activation meet in one kernel at the right coordinates.
 #include "agents/builtin/KernelBuilder.h"
 
+#include "agents/builtin/NodeArgs.h"
+
 #include <algorithm>
 #include <functional>
 
 namespace stitch::agents::builtin {
 namespace {
-
-std::string baseName(const std::string& op) {
-  std::string s = op.rfind("aten::", 0) == 0 ? op.substr(6) : op;
-  return s.substr(0, s.find('.'));
-}
-
-std::string overload(const std::string& op) {
-  auto dot = op.find('.');
-  return dot == std::string::npos ? "" : op.substr(dot + 1);
-}
 
 const std::set<std::string>& unaryOps() {
   static const std::set<std::string> ops{
@@ -31,7 +23,8 @@ const std::set<std::string>& unaryOps() {
 
 const std::set<std::string>& binaryOps() {
   static const std::set<std::string> ops{"add", "sub", "mul", "div", "rsub", "maximum", "minimum", "pow",
-                                         "eq",  "ne",  "gt",  "ge",  "lt",   "le",      "where"};
+                                         "eq",  "ne",  "gt",  "ge",  "lt",   "le",      "where",
+                                         "xlogy"};
   return ops;
 }
 
@@ -40,6 +33,17 @@ const std::set<std::string>& reductionOps() {
                                          "max",      "min",          "prod",     "_softmax",
                                          "softmax",  "_log_softmax", "log_softmax", "logsumexp",
                                          "native_layer_norm"};
+  return ops;
+}
+
+// Lowered in CompositeLowering.cpp.
+const std::set<std::string>& compositeOps() {
+  static const std::set<std::string> ops{
+      "argmax", "argmin", "any", "all", "linalg_vector_norm", "norm", "mse_loss", "l1_loss", "smooth_l1_loss",
+      "huber_loss", "binary_cross_entropy", "kl_div", "native_batch_norm", "_native_batch_norm_legit",
+      "_native_batch_norm_legit_no_training", "cudnn_batch_norm", "_batch_norm_no_update", "native_group_norm",
+      "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+      "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "cumsum", "cumprod"};
   return ops;
 }
 
@@ -56,24 +60,14 @@ std::vector<int64_t> nonUnit(const std::vector<int64_t>& shape) {
   return r;
 }
 
-double number(const Node& node, const std::string& name, double fallback) {
-  const Argument* a = node.arg(name);
-  if (!a) return fallback;
-  return asNumber(a->value).value_or(fallback);
-}
-
-bool isNone(const Node& node, const std::string& name) {
-  const Argument* a = node.arg(name);
-  return !a || (!a->tensor && std::holds_alternative<std::monostate>(a->value));
-}
-
 }  // namespace
 
 OpClass classifyOp(const std::string& op) {
   const std::string b = baseName(op);
   if (viewOps().count(b)) return OpClass::View;
+  if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty") return OpClass::Allocation;
   if (unaryOps().count(b) || binaryOps().count(b)) return OpClass::Elementwise;
-  if (reductionOps().count(b)) return OpClass::Reduction;
+  if (reductionOps().count(b) || compositeOps().count(b)) return OpClass::Reduction;
   return OpClass::Unsupported;
 }
 
@@ -122,6 +116,23 @@ int KernelBuilder::binary(const std::string& fn, int a, int b) {
 Outcome<bool> KernelBuilder::add(const Node& node) {
   KernelBuilder saved = *this;
   auto r = lower(node);
+  // With fewer rows than the GPU has SMs, a reduction runs split across blocks, which only a
+  // one-pass kernel can: an elementwise consumer of its result over whole rows gets its own kernel.
+  constexpr int64_t kFewRows = 132;
+  if (r && classifyOp(node.op) == OpClass::Elementwise && kernel_.reduces() && kernel_.outer() < kFewRows) {
+    auto it = tensors_.find(node.outputs[0]);
+    std::function<bool(int)> afterReduction = [&](int v) {
+      const KernelValue& kv = kernel_.values[v];
+      if (kv.op == ValueOp::Reduce || kv.op == ValueOp::ArgIndex) return true;
+      for (int a : kv.args)
+        if (afterReduction(a)) return true;
+      return false;
+    };
+    if (it != tensors_.end() && it->second.value >= 0 && kernel_.variesOverReduced(it->second.value) &&
+        afterReduction(it->second.value))
+      r = Failure{node.where() + ": the reduction before it has only " + std::to_string(kernel_.outer()) +
+                  " row(s) and runs split across blocks; whole-row consumers get their own kernel"};
+  }
   if (!r) {
     *this = std::move(saved);
     return r.failure();
@@ -137,20 +148,23 @@ Outcome<FusedKernel> KernelBuilder::finish(const std::vector<std::string>& outpu
     const TensorInfo* t = graph_->tensor(id);
     if (it == tensors_.end() || !t) return Failure{"tensor " + id + " is not produced by this kernel"};
     if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
-    if (t->dtype != "float32") return Failure{"output " + id + " is " + t->dtype + "; the generated kernels write float32"};
     const KernelValue& v = k.values[it->second.value];
+    if (t->dtype != "float32" && t->dtype != "bool" && !(t->dtype == "int64" && v.integer))
+      return Failure{"output " + id + " is " + t->dtype + "; the generated kernels write float32, bool and indices"};
     // The value's mapped dims, in order, must be the iteration dims it spans, in order: then its
     // contiguous buffer is indexed by the element (or row) index directly.
     std::vector<int> mapped;
     for (int d : v.dimMap)
       if (d >= 0) mapped.push_back(d);
     bool perRow = k.reduces() && !k.variesOverReduced(it->second.value);
+    if (k.scans() && !k.variesOverReduced(it->second.value))
+      return Failure{"output " + id + " does not vary along the scanned dim; a scan kernel writes whole tensors"};
     std::vector<int> expected;
     for (int d = 0; d < static_cast<int>(k.shape.size()); ++d)
       if (k.shape[d] != 1 && !(perRow && d >= k.reduceBegin && d < k.reduceEnd)) expected.push_back(d);
     if (mapped != expected)
       return Failure{"output " + id + " is broadcast or transposed relative to the kernel's iteration space"};
-    k.outputs.push_back({id, it->second.value, perRow, t->shape});
+    k.outputs.push_back({id, it->second.value, perRow, t->shape, t->dtype});
   }
   return k;
 }
@@ -164,6 +178,8 @@ Outcome<int> KernelBuilder::operand(const Node& node, const std::string& argName
     auto it = tensors_.find(*a->tensor);
     if (it == tensors_.end()) return -1;
     if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+    if (kernel_.values[it->second.value].dimMap.size() != graph_->tensor(*a->tensor)->shape.size())
+      return Failure{node.where() + ": operand " + *a->tensor + " was computed in a regrouped iteration space"};
     return it->second.value;
   }
   if (auto c = asNumber(a->value)) return constant(*c);
@@ -171,6 +187,15 @@ Outcome<int> KernelBuilder::operand(const Node& node, const std::string& argName
 }
 
 Outcome<int> KernelBuilder::external(const std::string& tensorId, const std::vector<int>& dimMap) {
+  const TensorInfo* t = graph_->tensor(tensorId);
+  std::vector<int64_t> strides(kernel_.shape.size(), 0);
+  for (std::size_t k = 0; k < dimMap.size(); ++k)
+    if (dimMap[k] >= 0) strides[dimMap[k]] = t->strides[k];
+  return externalStrided(tensorId, std::move(strides), dimMap);
+}
+
+Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::vector<int64_t> strides,
+                                            std::vector<int> dimMap, bool window) {
   const TensorInfo* t = graph_->tensor(tensorId);
   const TensorInfo* root = t;
   while (root->viewOf) {
@@ -182,20 +207,22 @@ Outcome<int> KernelBuilder::external(const std::string& tensorId, const std::vec
     return Failure{"tensor " + t->id + " was made outside ATen (role constant); ModelNew cannot pass it"};
   if (root->role == "intermediate" && !root->contiguous())
     return Failure{"intermediate " + root->id + " is not contiguous; the generated buffers are"};
-  if (t->dtype != "float32") return Failure{"input " + t->id + " is " + t->dtype + "; the generated kernels read float32"};
+  if (t->dtype != "float32" && t->dtype != "bool")
+    return Failure{"input " + t->id + " is " + t->dtype + "; the generated kernels read float32 and bool"};
   KernelInput in;
   in.tensorId = root->id;
+  in.dtype = t->dtype;
   in.offset = t->storageOffset - root->storageOffset;
-  in.strides.assign(kernel_.shape.size(), 0);
-  for (std::size_t k = 0; k < dimMap.size(); ++k)
-    if (dimMap[k] >= 0) in.strides[dimMap[k]] = t->strides[k];
+  in.strides = std::move(strides);
   int64_t expect = 1;
   in.linear = in.offset == 0;
   for (std::size_t d = kernel_.shape.size(); d-- > 0;) {
     if (kernel_.shape[d] != 1 && in.strides[d] != expect) in.linear = false;
     expect *= kernel_.shape[d];
   }
-  std::string key = in.tensorId + "@" + std::to_string(in.offset);
+  in.window = window;
+  if (window) in.linear = false;
+  std::string key = in.tensorId + "@" + std::to_string(in.offset) + ":" + in.dtype + (window ? ":window" : "");
   for (int64_t s : in.strides) key += "," + std::to_string(s);
   auto [it, fresh] = inputsByKey_.emplace(key, static_cast<int>(kernel_.inputs.size()));
   if (fresh) kernel_.inputs.push_back(in);
@@ -226,7 +253,7 @@ Outcome<std::vector<int>> KernelBuilder::alignedMap(const std::vector<int64_t>& 
   }
   if (kernel_.shape.empty()) {
     kernel_.shape = shape;
-    for (int d = 0; d < rank; ++d) map[d] = d;
+    for (int d = 0; d < rank; ++d) map[d] = shape[d] == 1 ? -1 : d;  // as every other size-1 dim
     return map;
   }
   const int srank = static_cast<int>(kernel_.shape.size());
@@ -248,11 +275,13 @@ Outcome<std::vector<int>> KernelBuilder::alignedMap(const std::vector<int64_t>& 
 }
 
 Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
-                                        const std::vector<std::string>& argNames, std::vector<double> params) {
+                                        const std::vector<std::string>& argNames, std::vector<double> params,
+                                        const std::vector<int64_t>* shape) {
   if (node.outputs.empty()) return Failure{node.where() + ": no output"};
   const TensorInfo* out = graph_->tensor(node.outputs[0]);
   if (out->dtype != "float32" && out->dtype != "bool")
     return Failure{node.where() + ": result is " + out->dtype + "; the generated kernels compute in float32"};
+  const std::vector<int64_t>& outShape = shape ? *shape : out->shape;
   std::vector<int> vals;
   for (const auto& name : argNames) {
     auto v = operand(node, name);
@@ -262,9 +291,9 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
   std::vector<int> internal;
   for (int v : vals)
     if (v >= 0 && kernel_.values[v].op != ValueOp::Constant) internal.push_back(v);
-  auto map = alignedMap(out->shape, internal.empty() ? std::vector<int>{-1} : internal, node);
+  auto map = alignedMap(outShape, internal.empty() ? std::vector<int>{-1} : internal, node);
   if (!map) return map.failure();
-  const int rank = static_cast<int>(out->shape.size());
+  const int rank = static_cast<int>(outShape.size());
   for (std::size_t i = 0; i < vals.size(); ++i) {
     if (vals[i] >= 0) continue;
     const TensorInfo* t = graph_->tensor(*node.arg(argNames[i])->tensor);
@@ -273,7 +302,7 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
     for (std::size_t p = 0; p < m.size(); ++p) {
       int q = rank - static_cast<int>(m.size()) + static_cast<int>(p);
       if (t->shape[p] == 1) continue;
-      if (map.value()[q] < 0 || t->shape[p] != out->shape[q])
+      if (map.value()[q] < 0 || t->shape[p] != outShape[q])
         return Failure{node.where() + ": operand " + t->id + " does not broadcast to the result"};
       m[p] = map.value()[q];
     }
@@ -288,7 +317,7 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
   v.params = std::move(params);
   v.dimMap = map.value();
   int id = push(std::move(v));
-  bind(node.outputs[0], id);
+  if (!shape) bind(node.outputs[0], id);
   return id;
 }
 
@@ -303,13 +332,14 @@ Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind,
     int p = static_cast<int>(d < 0 ? d + rank : d);
     if (p < 0 || p >= rank) return Failure{node.where() + ": reduction dim " + std::to_string(d) + " out of range"};
     positions.insert(p);
-    if (map[p] >= 0) reducedDims.insert(map[p]);
+    if (map[p] >= 0 && kernel_.shape[map[p]] != 1) reducedDims.insert(map[p]);
   }
   if (reducedDims.empty()) return Failure{node.where() + ": reduces only size-1 dims"};
   int lo = *reducedDims.begin(), hi = *reducedDims.rbegin() + 1;
   for (int d = lo; d < hi; ++d)
     if (!reducedDims.count(d) && kernel_.shape[d] != 1)
       return Failure{node.where() + ": reduces dims that are not adjacent; the generated kernels reduce one range"};
+  if (kernel_.scans()) return Failure{node.where() + ": a scan kernel does not also reduce"};
   if (kernel_.reduces() && (kernel_.reduceBegin != lo || kernel_.reduceEnd != hi))
     return Failure{node.where() + ": reduces other dims than the kernel's earlier reduction"};
   kernel_.reduceBegin = lo;
@@ -340,9 +370,14 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     if (!self || !self->tensor) return Failure{node.where() + ": view without a tensor"};
     auto it = tensors_.find(*self->tensor);
     if (it == tensors_.end()) return true;  // a view of an external tensor: read through its strides
-    if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+    if (!it->second.unsupported.empty()) {  // only a consumer of the view fails, with the reason
+      tensors_[out0] = it->second;
+      return true;
+    }
     const TensorInfo* src = graph_->tensor(*self->tensor);
     const TensorInfo* dst = graph_->tensor(out0);
+    if (kernel_.values[it->second.value].dimMap.size() != src->shape.size())
+      return Failure{node.where() + ": views a value computed in a regrouped iteration space"};
     if (nonUnit(src->shape) != nonUnit(dst->shape))
       return Failure{node.where() + ": reshapes a computed value; only size-1 dims may be added or removed"};
     std::vector<int> srcMapped;
@@ -353,6 +388,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     v.op = ValueOp::Unary;
     v.fn = "identity";
     v.args = {it->second.value};
+    v.integer = kernel_.values[it->second.value].integer;
     std::size_t k = 0;
     for (int64_t s : dst->shape) v.dimMap.push_back(s == 1 ? -1 : srcMapped[k++]);
     bind(out0, push(std::move(v)));
@@ -425,23 +461,14 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   }
 
   if (reductionOps().count(b)) {
+    if ((b == "max" || b == "min") && node.outputs.size() > 1) return lowerArgReduce(node, b);
     const char* selfName = b == "native_layer_norm" ? "input" : "self";
     const Argument* self = node.arg(selfName);
     if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
     if (node.arg("dtype") && !isNone(node, "dtype")) return Failure{node.where() + ": reductions with a dtype are left to PyTorch"};
-    int in = -1;
-    if (auto it = tensors_.find(*self->tensor); it != tensors_.end()) {
-      if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
-      in = it->second.value;
-    } else {
-      const TensorInfo* t = graph_->tensor(*self->tensor);
-      if (kernel_.shape.empty()) kernel_.shape = t->shape;
-      auto m = alignedMap(t->shape, {}, node);
-      if (!m) return m.failure();
-      auto v = external(t->id, m.value());
-      if (!v) return v.failure();
-      in = v.value();
-    }
+    auto src = source(node, selfName);
+    if (!src) return src.failure();
+    const int in = src.value();
     const int rank = static_cast<int>(kernel_.values[in].dimMap.size());
     std::vector<int64_t> dims;
     if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
@@ -469,8 +496,6 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
       int result = r.value();
       if (b == "mean") result = binary("div", result, constant(count(dims)));
       bind(out0, result);
-      if ((b == "max" || b == "min") && node.outputs.size() > 1)
-        tensors_[node.outputs[1]] = {-1, node.where() + ": the indices of max/min are left to PyTorch"};
       return true;
     }
     if (b == "_softmax" || b == "softmax" || b == "_log_softmax" || b == "log_softmax" || b == "logsumexp") {
@@ -545,6 +570,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
       return true;
     }
   }
+  if (compositeOps().count(b)) return lowerComposite(node, b);
   return Failure{node.where() + ": no generated kernel for this operator; it stays in PyTorch"};
 }
 

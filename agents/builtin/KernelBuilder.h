@@ -2,7 +2,8 @@
 // kernel or says why it cannot (unknown operator, a shape that does not fit the iteration
 // space, a reduction over other dims), leaving the kernel as it was — the planner then closes
 // the kernel and starts another. Composite operators (softmax, layer norm, logsumexp) are
-// lowered into their reductions and elementwise steps here.
+// lowered into their reductions and elementwise steps here; norms, losses, arg reductions,
+// pooling and scans in CompositeLowering.cpp.
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"
@@ -13,7 +14,9 @@
 namespace stitch::agents::builtin {
 
 // What the brain can generate for an ATen operator.
-enum class OpClass { Elementwise, Reduction, View, Unsupported };
+// Allocation: aten::empty and kin, whose uninitialized result moves no data (batch norm makes one
+// it never reads).
+enum class OpClass { Elementwise, Reduction, View, Allocation, Unsupported };
 OpClass classifyOp(const std::string& op);
 
 class KernelBuilder {
@@ -37,10 +40,33 @@ private:
   Outcome<int> external(const std::string& tensorId, const std::vector<int>& dimMap);
   Outcome<std::vector<int>> alignedMap(const std::vector<int64_t>& shape, const std::vector<int>& operands,
                                        const Node& node);
+  // `shape`: the result's shape when it is not the node's first output (a loss's terms).
   Outcome<int> elementwise(const Node& node, const std::string& fn, const std::vector<std::string>& argNames,
-                           std::vector<double> params = {});
+                           std::vector<double> params = {}, const std::vector<int64_t>* shape = nullptr);
   Outcome<int> reduce(const Node& node, int input, ReduceKind kind, std::vector<int64_t> dims, bool keepdim,
                       const std::string& outId);
+  // The node's input tensor as a kernel value (opening the iteration space when it is empty).
+  Outcome<int> source(const Node& node, const char* name);
+  // An external tensor read with explicit strides per iteration dim, as a value with `dimMap`.
+  // `window`: read by a Pool value through its own strides rather than per element.
+  Outcome<int> externalStrided(const std::string& tensorId, std::vector<int64_t> strides, std::vector<int> dimMap,
+                               bool window = false);
+  // A per-channel parameter ([C], or None) broadcast along iteration dim `dim` of `like`.
+  Outcome<int> channelParam(const Node& node, const char* name, int like, int dim);
+  // Normalizes `x` over its reduced range (two passes: mean, then the mean of squared deviations)
+  // and binds the node's first output; `rowDims` are the dims the statistics are taken over.
+  Outcome<int> normalize(const Node& node, int x, const std::vector<int64_t>& rowDims, double eps,
+                         std::pair<int, int>* stats = nullptr);
+  Outcome<bool> lowerComposite(const Node& node, const std::string& base);
+  Outcome<bool> lowerArgReduce(const Node& node, const std::string& base);
+  Outcome<bool> lowerVectorNorm(const Node& node, const std::string& base);
+  Outcome<bool> lowerLoss(const Node& node, const std::string& base);
+  Outcome<bool> lowerBatchNorm(const Node& node, const std::string& base);
+  Outcome<bool> lowerGroupNorm(const Node& node);
+  Outcome<bool> lowerPool(const Node& node, const std::string& base);
+  Outcome<bool> lowerScan(const Node& node, const std::string& base);
+  // Applies a loss's `reduction` (0 none, 1 mean, 2 sum) to its per-element terms and binds it.
+  Outcome<bool> reduceLoss(const Node& node, int terms);
   int push(KernelValue v);
   int constant(double c);
   int unary(const std::string& fn, int a, std::vector<double> params = {});

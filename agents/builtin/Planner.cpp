@@ -14,6 +14,14 @@ namespace {
 int64_t bytesOf(const TensorInfo& t) { return t.numel() * t.elementBytes(); }
 
 std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
+  bool pools = false;
+  for (const auto& v : k.values) pools = pools || v.op == ValueOp::Pool;
+  if (k.scans())
+    return k.inner() == 1 ? "row scan: one block per row, block-wide scan of thread totals, fp64 carry across tiles"
+                          : "column scan: one thread per column walks the scanned dim, loads coalesced across it";
+  if (pools && !k.reduces())
+    return "pooling: one thread per output element reads its window, " + std::to_string(ops) +
+           " operator(s) fused after it";
   if (!k.reduces())
     return "fused elementwise kernel: " + std::to_string(ops) + " operator(s) in one pass, 16-byte vector accesses";
   int passes = 0;
@@ -32,6 +40,8 @@ public:
   Plan run() {
     for (const auto& u : graph_.uncovered) plan_.uncovered.push_back({u.op, u.reason, u.source});
     for (const Node& n : graph_.nodes) {
+      // An allocation alone moves no data; a node that reads it finds no writer and says so.
+      if (classifyOp(n.op) == OpClass::Allocation) continue;
       if (classifyOp(n.op) == OpClass::Unsupported) {
         close();
         plan_.uncovered.push_back({n.op, "no generated kernel for this operator; it stays in PyTorch", n.source});
@@ -55,11 +65,10 @@ private:
     if (open_.empty()) return;
     const auto ids = open_.kernel().nodeIds;
     std::set<int> inKernel(ids.begin(), ids.end());
-    std::set<std::string> graphOutputs(graph_.outputs.begin(), graph_.outputs.end());
     std::vector<std::string> outputs;
     for (int id : ids)
       for (const auto& t : graph_.node(id)->outputs)
-        if (graphOutputs.count(t) || consumedOutside(t, inKernel)) outputs.push_back(t);
+        if (consumedOutside(t, inKernel)) outputs.push_back(t);
     auto k = open_.finish(outputs);
     open_ = KernelBuilder(graph_);
     bool computes = false;
@@ -73,18 +82,23 @@ private:
     plan_.kernels.push_back(describe(std::move(k).value()));
   }
 
-  // Consumed by a node outside the kernel, directly or through views of it.
+  // Returned by the forward or read by a computing node outside the kernel, directly or through
+  // views of it (a view nothing reads, such as unused pooling indices, does not count).
   bool consumedOutside(const std::string& tensor, const std::set<int>& inKernel) const {
+    auto reaches = [&](const std::string& id) {
+      for (const TensorInfo* t = graph_.tensor(id); t; t = t->viewOf ? graph_.tensor(*t->viewOf) : nullptr)
+        if (t->id == tensor) return true;
+      return false;
+    };
+    for (const auto& o : graph_.outputs)
+      if (reaches(o)) return true;
     for (const Node& n : graph_.nodes) {
-      if (inKernel.count(n.id)) continue;
+      if (inKernel.count(n.id) || n.kind == "view") continue;
       for (const Argument& a : n.inputs) {
         std::vector<std::string> ids = a.tensors;
         if (a.tensor) ids.push_back(*a.tensor);
-        for (const auto& id : ids) {
-          const TensorInfo* t = graph_.tensor(id);
-          for (; t; t = t->viewOf ? graph_.tensor(*t->viewOf) : nullptr)
-            if (t->id == tensor) return true;
-        }
+        for (const auto& id : ids)
+          if (reaches(id)) return true;
       }
     }
     return false;

@@ -1,0 +1,395 @@
+// Lowering of the composite operators beyond elementwise chains and plain reductions — arg
+// reductions, any/all, vector norms, losses, batch/group/instance norm, pooling and scans — into
+// a FusedKernel's values, so they fuse with what surrounds them. Argument names follow the ATen
+// schemas of both torch 1.13 and 2.x (e.g. eps/epsilon, the batch-norm variants).
+#include "agents/builtin/KernelBuilder.h"
+
+#include "agents/builtin/NodeArgs.h"
+
+#include <cmath>
+#include <limits>
+
+namespace stitch::agents::builtin {
+namespace {
+
+// A list argument of `rank` entries: a single entry is repeated (PyTorch's `int[2]` accepts one),
+// an empty or missing one takes `fallback`.
+std::vector<int64_t> spatial(const Node& node, const char* name, std::size_t rank, const std::vector<int64_t>& fallback) {
+  const Argument* a = node.arg(name);
+  auto v = a ? asIntList(a->value) : std::nullopt;
+  if (!v || v->empty()) return fallback;
+  if (v->size() == 1 && rank > 1) return std::vector<int64_t>(rank, (*v)[0]);
+  return *v;
+}
+
+std::vector<int64_t> broadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> r(std::max(a.size(), b.size()), 1);
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const std::size_t p = r.size() - 1 - i;
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    r[p] = x == 1 ? y : x;
+  }
+  return r;
+}
+
+}  // namespace
+
+Outcome<int> KernelBuilder::source(const Node& node, const char* name) {
+  const Argument* a = node.arg(name);
+  if (!a || !a->tensor) return Failure{node.where() + ": argument " + name + " is not a tensor"};
+  const TensorInfo* t = graph_->tensor(*a->tensor);
+  if (auto it = tensors_.find(*a->tensor); it != tensors_.end()) {
+    if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+    if (kernel_.values[it->second.value].dimMap.size() != t->shape.size())
+      return Failure{node.where() + ": operand " + t->id + " was computed in a regrouped iteration space"};
+    return it->second.value;
+  }
+  if (kernel_.shape.empty()) kernel_.shape = t->shape;
+  auto m = alignedMap(t->shape, {}, node);
+  if (!m) return m.failure();
+  return external(t->id, m.value());
+}
+
+Outcome<int> KernelBuilder::channelParam(const Node& node, const char* name, int like, int dim) {
+  const Argument* a = node.arg(name);
+  if (!a || !a->tensor) return Failure{node.where() + ": " + name + " is not a tensor"};
+  const TensorInfo* t = graph_->tensor(*a->tensor);
+  if (tensors_.count(t->id)) return Failure{node.where() + ": " + name + " is computed in this kernel; parameters are read"};
+  const auto& map = kernel_.values[like].dimMap;
+  if (t->shape.size() != 1) return Failure{node.where() + ": " + name + " is not one value per channel"};
+  // As a value of `like`'s rank ([C, 1, 1] against [N, C, H, W]), so that it broadcasts at the
+  // channel's position rather than right-aligned.
+  std::vector<int> m(map.size(), -1);
+  std::vector<int64_t> strides(kernel_.shape.size(), 0);
+  if (t->shape[0] != 1 && map.at(dim) >= 0) {
+    m[dim] = map[dim];
+    strides[map[dim]] = t->strides[0];
+  }
+  return externalStrided(t->id, std::move(strides), std::move(m));
+}
+
+Outcome<int> KernelBuilder::normalize(const Node& node, int x, const std::vector<int64_t>& rowDims, double eps,
+                                      std::pair<int, int>* stats) {
+  double n = 1;
+  for (int64_t p : rowDims) {
+    const int d = kernel_.values[x].dimMap.at(p);
+    if (d >= 0) n *= static_cast<double>(kernel_.shape[d]);
+  }
+  // Two passes (mean, then squared deviations from it): no cancellation, as PyTorch's Welford.
+  auto sum = reduce(node, x, ReduceKind::Sum, rowDims, true, "");
+  if (!sum) return sum.failure();
+  const int mean = binary("div", sum.value(), constant(n));
+  const int centered = binary("sub", x, mean);
+  auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, rowDims, true, "");
+  if (!sq) return sq.failure();
+  const int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(eps)));
+  if (stats) *stats = {mean, rstd};
+  return binary("mul", centered, rstd);
+}
+
+Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const std::string& b) {
+  if (b == "argmax" || b == "argmin") return lowerArgReduce(node, b);
+  if (b == "any" || b == "all") {
+    auto in = source(node, "self");
+    if (!in) return in.failure();
+    std::vector<int64_t> dims;
+    if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
+    const bool keepdim = number(node, "keepdim", 0) != 0;
+    auto r = reduce(node, unary("nonzero", in.value()), b == "any" ? ReduceKind::Max : ReduceKind::Min, dims, keepdim,
+                    node.outputs[0]);
+    if (!r) return r.failure();
+    bind(node.outputs[0], r.value());
+    return true;
+  }
+  if (b == "linalg_vector_norm" || b == "norm") return lowerVectorNorm(node, b);
+  if (b == "mse_loss" || b == "l1_loss" || b == "smooth_l1_loss" || b == "huber_loss" || b == "binary_cross_entropy" ||
+      b == "kl_div")
+    return lowerLoss(node, b);
+  if (b == "native_group_norm") return lowerGroupNorm(node);
+  if (b.find("batch_norm") != std::string::npos) return lowerBatchNorm(node, b);
+  if (b.find("pool") != std::string::npos) return lowerPool(node, b);
+  return lowerScan(node, b);
+}
+
+// argmax/argmin, and max/min along a dim with their indices: one pass keeps (value, index) and
+// breaks ties towards the first index; NaN wins, as in PyTorch.
+Outcome<bool> KernelBuilder::lowerArgReduce(const Node& node, const std::string& b) {
+  auto in = source(node, "self");
+  if (!in) return in.failure();
+  std::vector<int64_t> dims;
+  if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
+  const bool keepdim = number(node, "keepdim", 0) != 0;
+  const bool isMax = b == "argmax" || b == "max";
+  auto r = reduce(node, in.value(), isMax ? ReduceKind::ArgMax : ReduceKind::ArgMin, dims, keepdim, node.outputs[0]);
+  if (!r) return r.failure();
+  KernelValue idx;
+  idx.op = ValueOp::ArgIndex;
+  idx.args = {r.value()};
+  idx.dimMap = kernel_.values[r.value()].dimMap;
+  idx.integer = true;
+  const int i = push(std::move(idx));
+  if (b == "argmax" || b == "argmin") {
+    bind(node.outputs[0], i);
+  } else {
+    bind(node.outputs[0], r.value());
+    bind(node.outputs[1], i);
+  }
+  return true;
+}
+
+// linalg_vector_norm(ord) and norm(p): L2 as sqrt of the sum of squares, L1, L∞/L-∞ as max/min
+// of |x|, L0 as a count, any other p as (Σ|x|^p)^(1/p).
+Outcome<bool> KernelBuilder::lowerVectorNorm(const Node& node, const std::string& b) {
+  if (!isNone(node, "dtype")) return Failure{node.where() + ": norms with a dtype are left to PyTorch"};
+  const Argument* pa = node.arg(b == "norm" ? "p" : "ord");
+  double p = 2;
+  if (pa) {
+    if (auto s = std::get_if<std::string>(&pa->value)) {
+      if (*s != "fro") return Failure{node.where() + ": the " + *s + " norm is left to PyTorch"};
+    } else if (auto n = asNumber(pa->value)) {
+      p = *n;
+    }
+  }
+  auto in = source(node, "self");
+  if (!in) return in.failure();
+  std::vector<int64_t> dims;
+  if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
+  const bool keepdim = number(node, "keepdim", 0) != 0;
+  const int x = in.value();
+  const int a = unary("abs", x);
+  const std::string& out = node.outputs[0];
+  Outcome<int> r = Failure{""};
+  int result = -1;
+  if (p == 2) {
+    r = reduce(node, binary("mul", x, x), ReduceKind::Sum, dims, keepdim, out);
+    if (r) result = unary("sqrt", r.value());
+  } else if (p == 1) {
+    r = reduce(node, a, ReduceKind::Sum, dims, keepdim, out);
+    if (r) result = r.value();
+  } else if (std::isinf(p)) {
+    r = reduce(node, a, p > 0 ? ReduceKind::Max : ReduceKind::Min, dims, keepdim, out);
+    if (r) result = r.value();
+  } else if (p == 0) {
+    r = reduce(node, unary("nonzero", x), ReduceKind::Sum, dims, keepdim, out);
+    if (r) result = r.value();
+  } else {
+    r = reduce(node, unary("pow_scalar", a, {p}), ReduceKind::Sum, dims, keepdim, out);
+    if (r) result = unary("pow_scalar", r.value(), {1.0 / p});
+  }
+  if (!r) return r.failure();
+  bind(out, result);
+  return true;
+}
+
+// Pointwise terms as PyTorch's CUDA kernels compute them, then the `reduction`.
+Outcome<bool> KernelBuilder::lowerLoss(const Node& node, const std::string& b) {
+  const Argument* s = node.arg("self");
+  const Argument* t = node.arg("target");
+  if (!s || !s->tensor || !t || !t->tensor) return Failure{node.where() + ": loss without input and target tensors"};
+  const auto shape = broadcastShape(graph_->tensor(*s->tensor)->shape, graph_->tensor(*t->tensor)->shape);
+  Outcome<int> terms = Failure{""};
+  if (b == "mse_loss" || b == "l1_loss" || b == "smooth_l1_loss" || b == "huber_loss") {
+    auto d = elementwise(node, "sub", {"self", "target"}, {}, &shape);
+    if (!d) return d.failure();
+    if (b == "mse_loss") terms = unary("square", d.value());
+    else if (b == "l1_loss") terms = unary("abs", d.value());
+    else if (b == "smooth_l1_loss") terms = unary("smooth_l1", unary("abs", d.value()), {number(node, "beta", 1.0)});
+    else terms = unary("huber", unary("abs", d.value()), {number(node, "delta", 1.0)});
+  } else if (b == "binary_cross_entropy") {
+    if (!isNone(node, "weight")) return Failure{node.where() + ": binary_cross_entropy with a weight is left to PyTorch"};
+    terms = elementwise(node, "bce", {"self", "target"}, {}, &shape);
+  } else {  // kl_div(self = log-probabilities, target)
+    terms = elementwise(node, number(node, "log_target", 0) != 0 ? "kl_div_log_target" : "kl_div", {"self", "target"},
+                        {}, &shape);
+  }
+  if (!terms) return terms.failure();
+  return reduceLoss(node, terms.value());
+}
+
+Outcome<bool> KernelBuilder::reduceLoss(const Node& node, int terms) {
+  const int reduction = static_cast<int>(number(node, "reduction", 1));
+  const std::string& out = node.outputs[0];
+  if (reduction == 0) {
+    bind(out, terms);
+    return true;
+  }
+  auto r = reduce(node, terms, ReduceKind::Sum, {}, false, out);
+  if (!r) return r.failure();
+  double n = 1;
+  for (int d : kernel_.values[terms].dimMap)
+    if (d >= 0) n *= static_cast<double>(kernel_.shape[d]);
+  bind(out, reduction == 1 ? binary("div", r.value(), constant(n)) : r.value());
+  return true;
+}
+
+// Inference: (x − running_mean) / sqrt(running_var + eps) · weight + bias, elementwise.
+// Training (what instance norm decomposes into): statistics over every dim but the channel's,
+// which the kernel can reduce when the batch dim has size 1; running statistics are not updated.
+Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const std::string& b) {
+  const bool training = b == "_native_batch_norm_legit_no_training" || b == "_batch_norm_no_update"
+                            ? false
+                            : number(node, "training", 0) != 0;
+  const double eps = number(node, "eps", number(node, "epsilon", 1e-5));
+  auto in = source(node, "input");
+  if (!in) return in.failure();
+  int x = in.value();
+  const int rank = static_cast<int>(kernel_.values[x].dimMap.size());
+  if (rank < 2) return Failure{node.where() + ": batch norm of a tensor without a channel dim"};
+  int y = -1;
+  if (!training) {
+    if (isNone(node, "running_mean") || isNone(node, "running_var"))
+      return Failure{node.where() + ": inference batch norm without running statistics"};
+    auto mean = channelParam(node, "running_mean", x, 1);
+    if (!mean) return mean.failure();
+    auto var = channelParam(node, "running_var", x, 1);
+    if (!var) return var.failure();
+    const int invstd = binary("div", constant(1.0), unary("sqrt", binary("add", var.value(), constant(eps))));
+    y = binary("mul", binary("sub", x, mean.value()), invstd);
+  } else {
+    if (!isNone(node, "running_mean") || !isNone(node, "running_var"))
+      return Failure{node.where() + ": training batch norm updates its running statistics in place; left to PyTorch"};
+    std::vector<int64_t> dims{0};
+    for (int d = 2; d < rank; ++d) dims.push_back(d);
+    auto n = normalize(node, x, dims, eps);
+    if (!n) return n.failure();
+    y = n.value();
+  }
+  if (!isNone(node, "weight")) {
+    auto w = channelParam(node, "weight", x, 1);
+    if (!w) return w.failure();
+    y = binary("mul", y, w.value());
+  }
+  if (!isNone(node, "bias")) {
+    auto bias = channelParam(node, "bias", x, 1);
+    if (!bias) return bias.failure();
+    y = binary("add", y, bias.value());
+  }
+  bind(node.outputs[0], y);
+  for (std::size_t i = 1; i < node.outputs.size(); ++i)
+    tensors_[node.outputs[i]] = {-1, node.where() + ": the saved statistics of batch norm are not generated"};
+  return true;
+}
+
+// Group norm regroups the iteration space as [N, G, C/G, spatial...] so that each group is one
+// contiguous reduced range; it therefore opens its kernel, and the per-channel weight and bias
+// are read with strides over (G, C/G).
+Outcome<bool> KernelBuilder::lowerGroupNorm(const Node& node) {
+  if (!kernel_.shape.empty()) return Failure{node.where() + ": group norm opens its own kernel"};
+  const Argument* a = node.arg("input");
+  if (!a || !a->tensor) return Failure{node.where() + ": group norm without an input tensor"};
+  const TensorInfo* t = graph_->tensor(*a->tensor);
+  const int64_t groups = static_cast<int64_t>(number(node, "group", 0));
+  if (t->shape.size() < 2 || groups <= 0 || t->shape[1] % groups != 0)
+    return Failure{node.where() + ": group norm whose channels do not split into its groups"};
+  const int64_t cg = t->shape[1] / groups;
+  std::vector<int64_t> shape{t->shape[0], groups, cg}, strides{t->strides[0], t->strides[1] * cg, t->strides[1]};
+  for (std::size_t d = 2; d < t->shape.size(); ++d) {
+    shape.push_back(t->shape[d]);
+    strides.push_back(t->strides[d]);
+  }
+  kernel_.shape = shape;
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int> map(rank);
+  for (int d = 0; d < rank; ++d) map[d] = shape[d] == 1 ? -1 : d;
+  auto x = externalStrided(t->id, strides, map);
+  if (!x) return x.failure();
+  std::vector<int64_t> dims;
+  for (int d = 2; d < rank; ++d) dims.push_back(d);
+  std::pair<int, int> stats;
+  auto n = normalize(node, x.value(), dims, number(node, "eps", 1e-5), &stats);
+  if (!n) return n.failure();
+  int y = n.value();
+  for (const char* name : {"weight", "bias"}) {
+    if (isNone(node, name)) continue;
+    const TensorInfo* p = graph_->tensor(*node.arg(name)->tensor);
+    if (tensors_.count(p->id) || p->shape.size() != 1) return Failure{node.where() + ": " + name + " is not a parameter"};
+    std::vector<int64_t> ps(rank, 0);
+    ps[1] = p->strides[0] * cg;
+    ps[2] = p->strides[0];
+    std::vector<int> pm(rank, -1);
+    pm[1] = map[1];
+    pm[2] = map[2];
+    auto v = externalStrided(p->id, ps, pm);
+    if (!v) return v.failure();
+    y = binary(std::string(name) == "weight" ? "mul" : "add", y, v.value());
+  }
+  bind(node.outputs[0], y);
+  if (node.outputs.size() > 2) {
+    bind(node.outputs[1], stats.first);
+    bind(node.outputs[2], stats.second);
+  }
+  return true;
+}
+
+// Max/avg pooling over the trailing 1–3 dims: the iteration space is the pooled output, each
+// element reads its window of the (external) input. It opens its kernel; what follows fuses.
+Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
+  if (!kernel_.shape.empty()) return Failure{node.where() + ": pooling opens its own kernel"};
+  const Argument* a = node.arg("self");
+  if (!a || !a->tensor) return Failure{node.where() + ": pooling without an input tensor"};
+  const TensorInfo* x = graph_->tensor(*a->tensor);
+  const TensorInfo* out = graph_->tensor(node.outputs[0]);
+  const std::size_t r = b.find("1d") != std::string::npos ? 1 : b.find("2d") != std::string::npos ? 2 : 3;
+  if (x->shape.size() != out->shape.size() || x->shape.size() < r)
+    return Failure{node.where() + ": pooling input and output ranks differ"};
+  PoolSpec spec;
+  spec.max = b.rfind("max", 0) == 0;
+  spec.kernel = spatial(node, "kernel_size", r, {});
+  spec.stride = spatial(node, "stride", r, spec.kernel);
+  spec.padding = spatial(node, "padding", r, std::vector<int64_t>(r, 0));
+  spec.dilation = spec.max ? spatial(node, "dilation", r, std::vector<int64_t>(r, 1)) : std::vector<int64_t>(r, 1);
+  spec.countIncludePad = number(node, "count_include_pad", 1) != 0;
+  spec.divisorOverride = static_cast<int64_t>(number(node, "divisor_override", 0));
+  if (spec.kernel.size() != r || spec.stride.size() != r || spec.padding.size() != r || spec.dilation.size() != r)
+    return Failure{node.where() + ": pooling window arguments do not match its rank"};
+  const std::size_t lead = x->shape.size() - r;
+  for (std::size_t d = 0; d < lead; ++d)
+    if (x->shape[d] != out->shape[d]) return Failure{node.where() + ": pooling changes a leading dim"};
+  spec.inSize.assign(x->shape.begin() + static_cast<std::ptrdiff_t>(lead), x->shape.end());
+  kernel_.shape = out->shape;
+  const int rank = static_cast<int>(out->shape.size());
+  std::vector<int> map(rank);
+  for (int d = 0; d < rank; ++d) map[d] = out->shape[d] == 1 ? -1 : d;
+  auto in = externalStrided(x->id, x->strides, map, true);
+  if (!in) return in.failure();
+  KernelValue v;
+  v.op = ValueOp::Pool;
+  v.input = kernel_.values[in.value()].input;
+  v.pool = std::move(spec);
+  v.dimMap = map;
+  bind(node.outputs[0], push(std::move(v)));
+  for (std::size_t i = 1; i < node.outputs.size(); ++i)
+    tensors_[node.outputs[i]] = {-1, node.where() + ": the indices of max pooling are not generated"};
+  return true;
+}
+
+// cumsum/cumprod along one dim: the scanned dim becomes the kernel's range; elementwise work
+// before and after the scan fuses, reductions do not.
+Outcome<bool> KernelBuilder::lowerScan(const Node& node, const std::string& b) {
+  if (!isNone(node, "dtype")) return Failure{node.where() + ": scans with a dtype are left to PyTorch"};
+  auto in = source(node, "self");
+  if (!in) return in.failure();
+  const auto& map = kernel_.values[in.value()].dimMap;
+  const int rank = static_cast<int>(map.size());
+  int64_t dim = static_cast<int64_t>(number(node, "dim", 0));
+  if (dim < 0) dim += rank;
+  if (dim < 0 || dim >= rank) return Failure{node.where() + ": scan dim out of range"};
+  const int d = map[dim];
+  if (d < 0) {  // a scan along a size-1 dim is the identity
+    bind(node.outputs[0], unary("identity", in.value()));
+    return true;
+  }
+  if (kernel_.reduceBegin >= 0) return Failure{node.where() + ": a kernel holds one scan and no reduction"};
+  kernel_.reduceBegin = d;
+  kernel_.reduceEnd = d + 1;
+  kernel_.scan = true;
+  KernelValue v;
+  v.op = ValueOp::Scan;
+  v.reduce = b == "cumsum" ? ReduceKind::Sum : ReduceKind::Prod;
+  v.args = {in.value()};
+  v.dimMap = map;
+  bind(node.outputs[0], push(std::move(v)));
+  return true;
+}
+
+}  // namespace stitch::agents::builtin
