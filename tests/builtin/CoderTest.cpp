@@ -1,0 +1,94 @@
+// Pins what the built-in Coder writes for the new kernel shapes: the ABI's dtypes, the index
+// and bool outputs, the split reduction's static buffers, the scan in fp64, PyTorch's pooling
+// and NaN semantics, and the ModelNew that mirrors the reference's state_dict.
+#include "FixtureGraphs.h"
+
+#include <gtest/gtest.h>
+
+namespace stitch::agents::builtin {
+namespace {
+
+std::string cudaOf(const std::string& fixture) {
+  auto c = testing::fixtureCandidate(fixture);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.failure().message);
+  return c.ok() ? c.value().cuda : "";
+}
+
+std::string pythonOf(const std::string& fixture) {
+  auto c = testing::fixtureCandidate(fixture);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.failure().message);
+  return c.ok() ? c.value().python : "";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(Coder, ArgmaxWritesInt64IndicesAndChecksTheirDtype) {
+  const std::string cu = cudaOf("31_argmax_lastdim");
+  EXPECT_TRUE(has(cu, "blockArgReduce<true>"));
+  EXPECT_TRUE(has(cu, "long long* out0"));
+  EXPECT_TRUE(has(cu, "kDtype[] = {0, 5}"));  // float32 input, int64 output
+  EXPECT_TRUE(has(pythonOf("31_argmax_lastdim"), "dtype=torch.int64"));
+}
+
+TEST(Coder, AnyAllWriteBool) {
+  const std::string cu = cudaOf("34_any_all");
+  EXPECT_TRUE(has(cu, "bool* out0"));
+  EXPECT_TRUE(has(cu, "kDtype[] = {0, 7, 7}"));
+  EXPECT_TRUE(has(pythonOf("34_any_all"), "dtype=torch.bool"));
+}
+
+TEST(Coder, ScansAccumulateInDouble) {
+  const std::string cu = cudaOf("35_cumsum_lastdim");
+  EXPECT_TRUE(has(cu, "blockExclusiveScan<ScanSum>"));
+  EXPECT_TRUE(has(cudaOf("36_cumprod_dim1"), "double acc = ScanProd::identity()"));
+}
+
+TEST(Coder, AFullReductionSplitsAcrossBlocksWithALastBlockCombine) {
+  const std::string cu = cudaOf("48_mse_loss");
+  EXPECT_TRUE(has(cu, "__device__ unsigned int k0_count[1]"));
+  EXPECT_TRUE(has(cu, "atomicAdd(&k0_count[row], 1u)"));
+  EXPECT_TRUE(has(cu, "k0_count[row] = 0u"));  // reset for the next launch
+}
+
+TEST(Coder, ManyRowsKeepOneBlockPerRow) {
+  EXPECT_FALSE(has(cudaOf("19_sum_lastdim"), "_count["));
+}
+
+TEST(Coder, MaxPoolingLetsNaNWinAndSkipsPadding) {
+  const std::string cu = cudaOf("37_max_pool2d");
+  EXPECT_TRUE(has(cu, "if (v > m || v != v) m = v;"));
+  EXPECT_TRUE(has(cu, "continue;"));
+}
+
+TEST(Coder, AvgPoolingDividesByTheClippedWindowWithoutPadding) {
+  const std::string cu = cudaOf("38_avg_pool2d");
+  EXPECT_TRUE(has(cu, "return sum / (float)(1 * (e0 - s0) * (e1 - s1));"));
+  EXPECT_TRUE(has(cudaOf("40_avg_pool3d"), "return sum / (float)(pool);"));
+}
+
+TEST(Coder, MaxReductionsPropagateNaN) {
+  EXPECT_TRUE(has(cudaOf("21_amax_lastdim"), "blockReduce<MaxOp>"));
+  EXPECT_TRUE(has(cudaOf("21_amax_lastdim"), "(a > b || a != a) ? a : b"));
+}
+
+TEST(Coder, BatchNormModelNewRegistersEveryBufferOfTheReference) {
+  const std::string py = pythonOf("42_batch_norm_eval");
+  for (const char* name : {"self.bn.weight", "self.bn.bias", "register_buffer(\"running_mean\"",
+                           "register_buffer(\"running_var\"", "register_buffer(\"num_batches_tracked\""})
+    EXPECT_TRUE(has(py, name)) << name;
+  EXPECT_TRUE(has(py, "dtype=torch.int64"));  // num_batches_tracked keeps its dtype
+}
+
+TEST(Coder, InstanceNormReturnsTheViewOfItsBuffer) {
+  EXPECT_TRUE(has(pythonOf("44_instance_norm"), "return out0.view((16, 64, 128, 128))"));
+}
+
+TEST(Coder, ReplanCandidatesGenerateForEveryFixture) {
+  for (const auto& name : testing::fixtureNames()) {
+    auto c = testing::fixtureCandidate(name, PlannerOptions{false});
+    EXPECT_TRUE(c.ok()) << name << ": " << (c.ok() ? "" : c.failure().message);
+  }
+}
+
+}  // namespace
+}  // namespace stitch::agents::builtin

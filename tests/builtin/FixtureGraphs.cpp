@@ -1,0 +1,54 @@
+// Loading of the graph fixtures; see FixtureGraphs.h.
+#include "FixtureGraphs.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace stitch::agents::builtin::testing {
+namespace {
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+std::filesystem::path sourceDir() { return STITCH_SOURCE_DIR; }
+
+std::vector<std::string> fixtureNames() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(sourceDir() / "tests/fixtures/graphs"))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Outcome<Graph> loadFixture(const std::string& name) {
+  const auto path = sourceDir() / "tests/fixtures/graphs" / (name + ".json");
+  const std::string text = readFile(path);
+  if (text.empty()) return Failure{path.string() + ": missing or empty"};
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Failure{path.string() + ": not JSON"};
+  return parseGraph(j);
+}
+
+Outcome<ForwardSource> fixtureForward(const Graph& graph) {
+  const std::string text = readFile(sourceDir() / graph.task);
+  if (text.empty()) return Failure{graph.task + ": missing task file"};
+  return findForward(text);
+}
+
+Outcome<CandidateSource> fixtureCandidate(const std::string& name, PlannerOptions options) {
+  auto g = loadFixture(name);
+  if (!g) return g.failure();
+  auto f = fixtureForward(g.value());
+  if (!f) return f.failure();
+  const Plan plan = makePlan(g.value(), {}, options);
+  return generateCandidate(g.value(), plan, f.value(), Variant{}, name);
+}
+
+}  // namespace stitch::agents::builtin::testing

@@ -1,0 +1,23 @@
+// The recorded graph fixtures (tests/fixtures/graphs/*.json) and their tasks, loaded for the
+// built-in brain's tests and for the candidate generator.
+#pragma once
+
+#include "agents/builtin/Coder.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace stitch::agents::builtin::testing {
+
+std::filesystem::path sourceDir();
+// Every fixture's name ("19_sum_lastdim"), sorted.
+std::vector<std::string> fixtureNames();
+// The parsed graph of a fixture; fails with the parser's message.
+Outcome<Graph> loadFixture(const std::string& name);
+// The fixture's task forward (the graph names its task file relative to the repository).
+Outcome<ForwardSource> fixtureForward(const Graph& graph);
+// The whole candidate of a fixture with the default variant, or why there is none.
+Outcome<CandidateSource> fixtureCandidate(const std::string& name, PlannerOptions options = {});
+
+}  // namespace stitch::agents::builtin::testing

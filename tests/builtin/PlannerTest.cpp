@@ -1,0 +1,264 @@
+// Pins the built-in Planner on the recorded graph fixtures: which operators fuse into which
+// kernel shape, what stays in PyTorch and why, the bytes and gain it expects, and the REPLAN
+// mode's one kernel per operator.
+#include "FixtureGraphs.h"
+
+#include <gtest/gtest.h>
+
+namespace stitch::agents::builtin {
+namespace {
+
+using testing::loadFixture;
+
+Plan planOf(const std::string& fixture, PlannerOptions options = {}) {
+  auto g = loadFixture(fixture);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.failure().message);
+  return g.ok() ? makePlan(g.value(), {}, options) : Plan{};
+}
+
+int countValues(const FusedKernel& k, ValueOp op) {
+  int n = 0;
+  for (const auto& v : k.values) n += v.op == op;
+  return n;
+}
+
+const KernelValue* firstValue(const FusedKernel& k, ValueOp op) {
+  for (const auto& v : k.values)
+    if (v.op == op) return &v;
+  return nullptr;
+}
+
+TEST(Planner, EveryFixtureIsCoveredWhole) {
+  for (const auto& name : testing::fixtureNames()) {
+    const Plan p = planOf(name);
+    std::string uncovered;
+    for (const auto& u : p.uncovered) uncovered += u.op + ": " + u.reason + "; ";
+    EXPECT_TRUE(p.wholeForward()) << name << " leaves: " << uncovered;
+  }
+}
+
+TEST(Planner, ElementwiseChainIsOneFlatKernelReadingItsInputOnce) {
+  const Plan p = planOf("12_elementwise_chain");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_FALSE(p.kernels[0].kernel.reduces());
+  EXPECT_GT(p.kernels[0].operators.size(), 1u);
+  EXPECT_LT(p.kernels[0].floorBytes, p.kernels[0].eagerBytes);
+}
+
+TEST(Planner, RowSumFloorIsInputPlusOutputBytes) {
+  const Plan p = planOf("19_sum_lastdim");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].floorBytes, (8192LL * 4096 + 8192) * 4);
+  EXPECT_NEAR(p.kernels[0].expectedGainPct, 0.0, 1e-9);  // one operator: nothing to save but launches
+}
+
+TEST(Planner, ReplanPutsEachOperatorInItsOwnKernel) {
+  auto g = loadFixture("12_elementwise_chain");
+  ASSERT_TRUE(g.ok());
+  int computeNodes = 0;
+  for (const auto& n : g.value().nodes) computeNodes += n.kind != "view";
+  const Plan p = makePlan(g.value(), {}, PlannerOptions{false});
+  EXPECT_EQ(static_cast<int>(p.kernels.size()), computeNodes);
+  for (const auto& k : p.kernels) EXPECT_EQ(k.operators.size(), 1u);
+  EXPECT_TRUE(p.wholeForward());
+}
+
+TEST(Planner, ArgmaxIsAValueIndexRowReductionWritingInt64) {
+  const Plan p = planOf("31_argmax_lastdim");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const FusedKernel& k = p.kernels[0].kernel;
+  EXPECT_TRUE(k.reduces());
+  EXPECT_EQ(k.inner(), 1);
+  ASSERT_NE(firstValue(k, ValueOp::Reduce), nullptr);
+  EXPECT_EQ(firstValue(k, ValueOp::Reduce)->reduce, ReduceKind::ArgMax);
+  ASSERT_EQ(k.outputs.size(), 1u);
+  EXPECT_EQ(k.outputs[0].dtype, "int64");
+  EXPECT_TRUE(k.outputs[0].perRow);
+}
+
+TEST(Planner, ArgminOverAMiddleDimIsAColumnReduction) {
+  const Plan p = planOf("32_argmin_dim1");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].kernel.inner(), 256);
+  EXPECT_EQ(firstValue(p.kernels[0].kernel, ValueOp::Reduce)->reduce, ReduceKind::ArgMin);
+}
+
+TEST(Planner, MaxWithIndicesWritesValuesAndIndicesFromOnePass) {
+  const Plan p = planOf("33_max_with_indices");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const FusedKernel& k = p.kernels[0].kernel;
+  EXPECT_EQ(countValues(k, ValueOp::Reduce), 1);
+  ASSERT_EQ(k.outputs.size(), 2u);
+  EXPECT_EQ(k.outputs[0].dtype, "float32");
+  EXPECT_EQ(k.outputs[1].dtype, "int64");
+}
+
+TEST(Planner, AnyAndAllOfComparisonsFuseIntoOneKernelWritingBool) {
+  const Plan p = planOf("34_any_all");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const FusedKernel& k = p.kernels[0].kernel;
+  EXPECT_EQ(countValues(k, ValueOp::Reduce), 2);
+  ASSERT_EQ(k.outputs.size(), 2u);
+  for (const auto& o : k.outputs) EXPECT_EQ(o.dtype, "bool");
+  EXPECT_EQ(k.inputs.size(), 1u);  // x is read once for both
+}
+
+TEST(Planner, CumsumAlongTheLastDimIsARowScan) {
+  const Plan p = planOf("35_cumsum_lastdim");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const FusedKernel& k = p.kernels[0].kernel;
+  EXPECT_TRUE(k.scans());
+  EXPECT_FALSE(k.reduces());
+  EXPECT_EQ(k.inner(), 1);
+  EXPECT_EQ(k.reduced(), 1024);
+  EXPECT_NE(p.kernels[0].technique.find("row scan"), std::string::npos);
+}
+
+TEST(Planner, CumprodAlongAMiddleDimIsAColumnScan) {
+  const Plan p = planOf("36_cumprod_dim1");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const FusedKernel& k = p.kernels[0].kernel;
+  EXPECT_TRUE(k.scans());
+  EXPECT_EQ(k.inner(), 512);
+  EXPECT_EQ(firstValue(k, ValueOp::Scan)->reduce, ReduceKind::Prod);
+  EXPECT_NE(p.kernels[0].technique.find("column scan"), std::string::npos);
+}
+
+TEST(Planner, MaxPool2dReadsAWindowWithItsArguments) {
+  const Plan p = planOf("37_max_pool2d");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const KernelValue* pool = firstValue(p.kernels[0].kernel, ValueOp::Pool);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_TRUE(pool->pool.max);
+  EXPECT_EQ(pool->pool.kernel, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(pool->pool.stride, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(pool->pool.padding, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(p.kernels[0].kernel.shape, (std::vector<int64_t>{16, 64, 64, 64}));
+  EXPECT_TRUE(p.kernels[0].kernel.inputs[0].window);
+}
+
+TEST(Planner, AvgPoolKeepsCountIncludePadAndCeilModeShape) {
+  const Plan p = planOf("38_avg_pool2d");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const KernelValue* pool = firstValue(p.kernels[0].kernel, ValueOp::Pool);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_FALSE(pool->pool.max);
+  EXPECT_FALSE(pool->pool.countIncludePad);
+  EXPECT_EQ(p.kernels[0].kernel.shape, (std::vector<int64_t>{16, 64, 64, 64}));  // ceil((127+2-3)/2)+1
+}
+
+TEST(Planner, MaxPool1dPoolsTheUnsqueezedInput) {
+  const Plan p = planOf("39_max_pool1d");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const KernelValue* pool = firstValue(p.kernels[0].kernel, ValueOp::Pool);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->pool.kernel, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(pool->pool.inSize, (std::vector<int64_t>{1, 4096}));
+}
+
+TEST(Planner, ReluAfterMaxPool3dFusesIntoThePoolingKernel) {
+  const Plan p = planOf("41_max_pool3d_relu");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].operators.size(), 2u);
+  EXPECT_EQ(firstValue(p.kernels[0].kernel, ValueOp::Pool)->pool.kernel.size(), 3u);
+}
+
+TEST(Planner, InferenceBatchNormIsElementwiseOverPerChannelParameters) {
+  const Plan p = planOf("42_batch_norm_eval");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const FusedKernel& k = p.kernels[0].kernel;
+  EXPECT_FALSE(k.reduces());
+  EXPECT_EQ(k.inputs.size(), 5u);  // x, running mean and var, weight, bias
+  for (std::size_t i = 1; i < k.inputs.size(); ++i)
+    EXPECT_EQ(k.inputs[i].strides, (std::vector<int64_t>{0, 1, 0, 0})) << i;
+}
+
+TEST(Planner, GroupNormRegroupsChannelsIntoOneReducedRangePerGroup) {
+  const Plan p = planOf("43_group_norm");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const FusedKernel& k = p.kernels[0].kernel;
+  EXPECT_EQ(k.shape, (std::vector<int64_t>{16, 8, 8, 128, 128}));
+  EXPECT_EQ(k.reduceBegin, 2);
+  EXPECT_EQ(k.reduceEnd, 5);
+  EXPECT_EQ(countValues(k, ValueOp::Reduce), 2);  // mean, then squared deviations
+}
+
+TEST(Planner, InstanceNormIsOneRowKernelOverEachChannel) {
+  const Plan p = planOf("44_instance_norm");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_TRUE(p.kernels[0].kernel.reduces());
+  EXPECT_EQ(p.kernels[0].kernel.outer(), 16 * 64);
+  EXPECT_EQ(p.kernels[0].kernel.reduced(), 128 * 128);
+}
+
+TEST(Planner, L2NormalizeFusesTheNormAndTheDivision) {
+  const Plan p = planOf("45_l2_normalize");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].operators.size(), 2u);
+}
+
+TEST(Planner, AWholeTensorNormSplitsFromItsWholeTensorConsumer) {
+  const Plan p = planOf("47_frobenius_norm");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].kernel.outer(), 1);
+  EXPECT_FALSE(p.kernels[1].kernel.reduces());
+}
+
+TEST(Planner, MseLossIsOneFullReductionOverBothInputs) {
+  const Plan p = planOf("48_mse_loss");
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].kernel.outer(), 1);
+  EXPECT_EQ(p.kernels[0].floorBytes, 2LL * 4096 * 4096 * 4 + 4);
+}
+
+TEST(Planner, KlDivFusesTheRowSoftmaxesAndSumsInASecondKernel) {
+  const Plan p = planOf("52_kl_div");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].kernel.outer(), 8192);
+  EXPECT_EQ(p.kernels[1].kernel.outer(), 1);
+  EXPECT_GT(p.kernels[0].expectedGainPct, 50.0);
+}
+
+// An operator without a generated kernel stays in PyTorch, named with its source line and why.
+TEST(Planner, UnknownOperatorIsListedUncoveredWithItsReason) {
+  auto g = loadFixture("35_cumsum_lastdim");
+  ASSERT_TRUE(g.ok());
+  Graph graph = g.value();
+  graph.nodes[0].op = "aten::topk";
+  const Plan p = makePlan(graph);
+  ASSERT_EQ(p.uncovered.size(), 1u);
+  EXPECT_EQ(p.uncovered[0].op, "aten::topk");
+  EXPECT_NE(p.uncovered[0].reason.find("stays in PyTorch"), std::string::npos);
+  ASSERT_TRUE(p.uncovered[0].source.has_value());
+  EXPECT_GT(p.uncovered[0].source->line, 0);
+  EXPECT_FALSE(p.wholeForward());
+}
+
+// Max pooling's indices are not generated: a consumer of them is uncovered, saying so.
+TEST(Planner, ConsumedPoolingIndicesAreUncoveredWithTheReason) {
+  auto g = loadFixture("39_max_pool1d");
+  ASSERT_TRUE(g.ok());
+  Graph graph = g.value();
+  const Node& pool = graph.nodes[1];
+  ASSERT_EQ(pool.outputs.size(), 2u);
+  graph.outputs = {pool.outputs[1]};
+  const Plan p = makePlan(graph);
+  ASSERT_FALSE(p.uncovered.empty());
+  EXPECT_NE(p.uncovered[0].reason.find("indices of max pooling"), std::string::npos);
+}
+
+TEST(Planner, TrainingBatchNormOverABatchIsUncovered) {
+  auto g = loadFixture("44_instance_norm");
+  ASSERT_TRUE(g.ok());
+  Graph graph = g.value();
+  for (auto& n : graph.nodes)
+    if (n.op == "aten::native_batch_norm")
+      for (auto& a : n.inputs)
+        if (a.name == "running_mean") a.tensor = graph.inputs[0];
+  const Plan p = makePlan(graph);
+  ASSERT_FALSE(p.uncovered.empty());
+  EXPECT_NE(p.uncovered[0].reason.find("running statistics"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitch::agents::builtin
