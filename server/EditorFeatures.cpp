@@ -1,6 +1,8 @@
 // Hovers, lenses and actions from job state; see EditorFeatures.h.
 #include "server/EditorFeatures.h"
 
+#include <algorithm>
+
 #include <cstdio>
 
 namespace stitch::server {
@@ -77,23 +79,47 @@ std::string candidateBadge(const protocol::Candidate& c) {
 
 bool isOpen(const protocol::Candidate& c) { return c.status != "accepted" && c.status != "rejected"; }
 
+// Of the open candidates that replace the same code, the one worth a lens: the fastest verified,
+// else the newest. The refine step makes several variants of one range; one lens row each would
+// stack Accept links the user cannot tell apart. The others stay one code action away, and the
+// lens says how many there were.
+bool preferredOver(const protocol::Candidate& a, const protocol::Candidate& b) {
+  const bool av = a.status == "verified", bv = b.status == "verified";
+  if (av != bv) return av;
+  if (av) return a.speedupEager.value_or(0) > b.speedupEager.value_or(0);
+  return true;  // the newer of two unverified or failed candidates
+}
+
 json codeLenses(const agents::JobState& job) {
-  json lenses = json::array();
+  std::vector<const protocol::Candidate*> shown;
   for (const auto& c : job.candidates) {
     if (!isOpen(c)) continue;
-    protocol::Range at{c.range.start, c.range.start};
+    auto same = std::find_if(shown.begin(), shown.end(), [&](const auto* s) { return s->range == c.range; });
+    if (same == shown.end()) shown.push_back(&c);
+    else if (preferredOver(c, **same)) *same = &c;
+  }
+  json lenses = json::array();
+  for (const auto* c : shown) {
+    const int others = static_cast<int>(std::count_if(job.candidates.begin(), job.candidates.end(), [&](const auto& o) {
+      return isOpen(o) && o.range == c->range && &o != c;
+    }));
+    protocol::Range at{c->range.start, c->range.start};
     json diffArgs = json::array({json{{"jobId", job.jobId},
-                                      {"candidateId", c.id},
+                                      {"candidateId", c->id},
                                       {"uri", job.uri},
-                                      {"range", c.range},
-                                      {"newText", c.newText}}});
+                                      {"range", c->range},
+                                      {"newText", c->newText}}});
     lenses.push_back(json{{"range", at},
-                          {"command", {{"title", "Accept (" + candidateBadge(c) + ")"},
+                          {"command", {{"title", "Accept (" + candidateBadge(*c) +
+                                                          (others ? (c->status == "verified" ? "; best of " : "; newest of ") +
+                                                                       std::to_string(others + 1)
+                                                                 : "") +
+                                                          ")"},
                                        {"command", kAcceptCommand},
-                                       {"arguments", commandArgs(job, c)}}}});
+                                       {"arguments", commandArgs(job, *c)}}}});
     lenses.push_back(json{{"range", at},
                           {"command", {{"title", "Reject"}, {"command", kRejectCommand},
-                                       {"arguments", commandArgs(job, c)}}}});
+                                       {"arguments", commandArgs(job, *c)}}}});
     lenses.push_back(json{{"range", at},
                           {"command", {{"title", "Diff"}, {"command", kDiffCommand},
                                        {"arguments", diffArgs}}}});

@@ -38,17 +38,18 @@ TEST(Hover, SaysWhenTimesAreCpuTimes) {
 
 TEST(Hover, NothingForLinesWithoutProfile) { EXPECT_FALSE(server::hoverMarkdown(sample(), 3)); }
 
-TEST(CodeLens, ThreeLensesPerOpenCandidateSayingTheirStatus) {
-  auto lenses = server::codeLenses(sample());
-  ASSERT_EQ(lenses.size(), 6u);
-  EXPECT_EQ(lenses[0]["command"]["title"], "Accept (1.80×, verified)");
+TEST(CodeLens, ThreeLensesPerShownCandidateSayingTheirStatus) {
+  auto s = sample();
+  auto lenses = server::codeLenses(s);
+  ASSERT_EQ(lenses.size(), 3u);  // c2 (failed) replaces the same lines as c1: one row for both
+  EXPECT_EQ(lenses[0]["command"]["title"], "Accept (1.80×, verified; best of 2)");
   EXPECT_EQ(lenses[0]["command"]["command"], server::kAcceptCommand);
   EXPECT_EQ(lenses[0]["command"]["arguments"][0]["candidateId"], "c1");
   EXPECT_EQ(lenses[1]["command"]["title"], "Reject");
   EXPECT_EQ(lenses[2]["command"]["command"], server::kDiffCommand);
   EXPECT_EQ(lenses[2]["command"]["arguments"][0]["newText"], "        return stitch_ops.gelu_scale(x)\n");
-  EXPECT_EQ(lenses[3]["command"]["title"], "Accept (failed: numerics, nan_inf)");
   EXPECT_EQ(lenses[0]["range"]["start"]["line"], 10);
+  EXPECT_EQ(server::candidateBadge(s.candidates[1]), "failed: numerics, nan_inf");
 }
 
 TEST(CodeLens, UnverifiedCandidateSaysSo) {
@@ -81,4 +82,29 @@ TEST(CandidateEdit, VersionedWhenTheClientSupportsIt) {
   EXPECT_EQ(e["documentChanges"][0]["edits"][0]["range"]["start"]["line"], 10);
   auto plain = server::candidateEdit(s.uri, *s.candidate("c1"), false);
   EXPECT_TRUE(plain["changes"].contains("file:///m.py"));
+}
+
+TEST(CodeLens, VariantsOfOneRangeShareOneRowForTheFastestVerified) {
+  agents::JobState s;
+  s.jobId = "j";
+  s.uri = "file:///m.py";
+  auto variant = [](std::string id, std::string status, std::optional<double> speedup) {
+    protocol::Candidate c;
+    c.id = std::move(id);
+    c.status = std::move(status);
+    c.speedupEager = speedup;
+    c.range = {{4, 0}, {7, 0}};
+    return c;
+  };
+  s.candidates = {variant("c1", "verified", 2.15), variant("c2", "verified", 3.04), variant("c3", "failed", {})};
+  auto lenses = server::codeLenses(s);
+  ASSERT_EQ(lenses.size(), 3u);  // Accept, Reject, Diff of one candidate
+  EXPECT_EQ(lenses[0]["command"]["title"], "Accept (3.04×, verified; best of 3)");
+  EXPECT_EQ(lenses[0]["command"]["arguments"][0]["candidateId"], "c2");
+  // Every variant is still one code action away.
+  EXPECT_EQ(server::codeActions(s, {{5, 0}, {5, 0}}).size(), 3u);
+
+  s.candidates = {variant("c1", "unverified", {}), variant("c2", "unverified", {})};
+  EXPECT_EQ(server::codeLenses(s)[0]["command"]["title"], "Accept (unverified; newest of 2)");
+  EXPECT_EQ(server::codeLenses(s)[0]["command"]["arguments"][0]["candidateId"], "c2");
 }
