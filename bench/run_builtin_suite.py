@@ -5,8 +5,8 @@ geometric-mean speedup vs eager and vs torch.compile (chains and the whole set),
 fraction of the memory-roofline floor each verified kernel reaches.
 
 On the GPU machine, from the repository root:
-  python3 bench/run_builtin_suite.py --binary build-gpu/bin/stitchcuda --out OUTDIR [--deadline 420] [--warm 12]
-Tasks run one at a time (timings are never taken while another task runs); --warm first
+  python3 bench/run_builtin_suite.py --binary build-gpu/bin/stitchcuda --out OUTDIR [--deadline 420] [--warm 12] [--gpus N]
+Tasks run one at a time on each GPU (timings are never taken while another task runs on that GPU); --warm first
 compiles every task with torch.compile in parallel processes so that the timed jobs find
 inductor's cache warm (compile time is not part of any timing); --deadline stops starting new
 tasks after that many seconds and lists the ones not run."""
@@ -17,6 +17,7 @@ import concurrent.futures
 import json
 import math
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -46,13 +47,14 @@ def warm(task: str) -> tuple[str, float, int]:
     return os.path.basename(task), time.time() - t0, r.returncode
 
 
-def run_task(binary: str, task: str, out: str, python: str, timeout: float) -> dict:
+def run_task(binary: str, task: str, out: str, python: str, timeout: float, gpu: int | None = None) -> dict:
     name = os.path.basename(task)[:-3]
     cmd = [binary, "optimize", task, "--json", "--python", python, "--log-level", "warning",
            "--jobs-dir", os.path.join(out, "jobs"), "--out", os.path.join(out, "reports", name)]
     t0 = time.time()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu)) if gpu is not None else None
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
         lines, rc = p.stdout.splitlines(), p.returncode
     except subprocess.TimeoutExpired as e:
         text = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -148,6 +150,7 @@ def main() -> int:
     ap.add_argument("--task-timeout", type=float, default=150.0)
     ap.add_argument("--warm", type=int, default=0, help="parallel torch.compile warm-up processes (0: none)")
     ap.add_argument("--warm-only", action="store_true", help="only the warm-up (run beside the host's build)")
+    ap.add_argument("--gpus", type=int, default=1, help="tasks run side by side, one per GPU")
     ap.add_argument("--work", help="where job folders and per-task reports go (default: OUT)")
     ap.add_argument("tasks", nargs="*")
     args = ap.parse_args()
@@ -163,16 +166,30 @@ def main() -> int:
         return 0
     work = args.work or args.out
     results, not_run = [], []
-    for task in tasks:
+    free_gpus = queue.Queue()
+    for g in range(args.gpus):
+        free_gpus.put(g)
+
+    def one(task: str) -> dict | None:
+        # A task starts only before the deadline; each runs alone on its GPU, so no timing ever
+        # shares a device with another task's.
         if time.time() - start > args.deadline:
             not_run.append(os.path.basename(task)[:-3])
-            continue
-        r = run_task(args.binary, task, work, args.python, args.task_timeout)
+            return None
+        gpu = free_gpus.get()
+        try:
+            r = run_task(args.binary, task, work, args.python, args.task_timeout, gpu if args.gpus > 1 else None)
+        finally:
+            free_gpus.put(gpu)
         b = r.get("best") or {}
         print(f"{r['task']}: {(r.get('finished') or {}).get('state', r['exit'])} in {r['seconds']} s, "
               f"best {b.get('id')} eager x{b.get('speedupEager')} compile x{b.get('speedupCompile')} "
-              f"roofline {b.get('roofline')}", flush=True)
-        results.append(r)
+              f"roofline {b.get('roofline')}" + (f" (GPU {gpu})" if args.gpus > 1 else ""), flush=True)
+        return r
+
+    with concurrent.futures.ThreadPoolExecutor(args.gpus) as pool:
+        results = [r for r in pool.map(one, tasks) if r is not None]
+    not_run.sort()
     summary, table = summarize(results, not_run)
     env = environment(args.python)
     report = {"environment": env, "command": " ".join(sys.argv), "summary": summary, "results": results}
