@@ -39,4 +39,43 @@ void HostConfig::apply(const protocol::json& options) {
   }
 }
 
+bool HostConfig::applyLlmOption(const std::string& name, const std::string& value, std::string& error) {
+  auto& st = llm.settings;
+  auto number = [&](double& out) {
+    char* end = nullptr;
+    out = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || out < 0) error = name + " needs a non-negative number, got \"" + value + "\"";
+    return error.empty();
+  };
+  double v = 0;
+  if (name == "--api-key-env") llm.apiKeyEnv = value;
+  else if (name == "--llm-token-budget") {
+    if (number(v)) st.budget.tokens = static_cast<long long>(v);
+  } else if (name == "--llm-usd-budget") {
+    if (number(v)) st.budget.usd = v;
+  } else if (name == "--llm-price") {
+    const auto comma = value.find(',');
+    char* end1 = nullptr;
+    char* end2 = nullptr;
+    const std::string in = value.substr(0, comma), out = comma == std::string::npos ? "" : value.substr(comma + 1);
+    st.budget.pricing.inputUsdPerMTok = std::strtod(in.c_str(), &end1);
+    st.budget.pricing.outputUsdPerMTok = std::strtod(out.c_str(), &end2);
+    if (in.empty() || out.empty() || *end1 || *end2) error = "--llm-price needs IN,OUT in USD per million tokens, e.g. 3,15";
+  } else if (name == "--llm-max-tokens") {
+    if (number(v)) st.provider.maxTokens = static_cast<int>(v);
+  } else if (name == "--llm-temperature") {
+    if (number(v)) st.provider.temperature = v;
+  } else if (name == "--llm-timeout") {
+    if (number(v)) st.provider.totalTimeout = std::chrono::milliseconds(static_cast<long long>(v * 1000));
+  } else if (name == "--llm-attempts") {
+    if (number(v)) st.provider.maxAttempts = std::max(1, static_cast<int>(v));
+  } else if (name == "--llm-stream") {
+    if (value != "on" && value != "off") error = "--llm-stream takes on or off";
+    st.provider.stream = value == "on";
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace stitch::server

@@ -3,6 +3,7 @@
 // struct.
 #pragma once
 
+#include "agents/llm/LlmSettings.h"
 #include "protocol/LspTypes.h"
 
 #include <chrono>
@@ -17,6 +18,7 @@ struct HostConfig {
   std::filesystem::path harnessDir;  // put on PYTHONPATH for the worker
   std::chrono::milliseconds workerDeadline{600000};  // per harness call, before it is killed
   unsigned poolThreads = 4;
+  agents::llm::LlmHostOptions llm;  // for jobs whose brain is openai or anthropic
 
   // Defaults that depend on the environment: jobs under $XDG_STATE_HOME (or ~/.local/state),
   // the harness next to the binary's source tree or install.
@@ -24,6 +26,9 @@ struct HostConfig {
   // Applies {"jobsDir", "python", "harnessDir", "workerDeadlineMs"}; throws
   // protocol::ParamsError naming a bad field.
   void apply(const protocol::json& initializationOptions);
+  // Applies one LLM command-line option (--api-key-env, --llm-*); false when `name` is not one,
+  // `error` set when its value is bad.
+  bool applyLlmOption(const std::string& name, const std::string& value, std::string& error);
 };
 
 }  // namespace stitch::server

@@ -19,6 +19,8 @@ struct Args {
   std::optional<std::string> out;
   bool json = false;
   std::string brain = "builtin";
+  std::optional<std::string> model;
+  std::optional<std::string> baseUrl;
 };
 
 std::optional<Args> parseArgs(const std::vector<std::string>& args) {
@@ -30,6 +32,10 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     else if (arg.rfind("--out=", 0) == 0) a.out = arg.substr(6);
     else if (arg == "--brain" && i + 1 < args.size()) a.brain = args[++i];
     else if (arg.rfind("--brain=", 0) == 0) a.brain = arg.substr(8);
+    else if (arg == "--model" && i + 1 < args.size()) a.model = args[++i];
+    else if (arg.rfind("--model=", 0) == 0) a.model = arg.substr(8);
+    else if (arg == "--base-url" && i + 1 < args.size()) a.baseUrl = args[++i];
+    else if (arg.rfind("--base-url=", 0) == 0) a.baseUrl = arg.substr(11);
     else if (!arg.empty() && arg[0] != '-' && a.file.empty()) a.file = arg;
     else {
       std::cerr << "stitchcuda optimize: unexpected argument " << arg << "\n";
@@ -144,6 +150,8 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.text = text.str();
   request.options.textDocument.uri = request.uri;
   request.options.brain = args->brain;
+  request.options.model = args->model;
+  request.options.baseUrl = args->baseUrl;
   if (tty)
     request.progress = [&](const std::string& message, std::optional<int>) {
       std::lock_guard lock(m);

@@ -1,6 +1,7 @@
 // stitchcuda: the agent host. `serve` speaks LSP + stitchcuda/* over stdio; `optimize`
 // runs the same job headless in a terminal.
 #include "agents/builtin/BuiltinBrain.h"
+#include "agents/llm/LlmJob.h"
 #include "agents/loop/OptimizeLoop.h"
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
@@ -30,10 +31,15 @@ const char* kUsage = R"(usage:
   stitchcuda serve [--input-style=standard|delimited] [--input-mirror FILE]
                    [--log FILE] [--log-level debug|info|warning|error]
                    [--jobs-dir DIR] [--python PYTHON]
-  stitchcuda optimize FILE [--out DIR] [--json] [--brain builtin] [--jobs-dir DIR] [--python PYTHON]
+  stitchcuda optimize FILE [--out DIR] [--json] [--brain builtin|openai|anthropic] [--model NAME]
+                    [--base-url URL] [--jobs-dir DIR] [--python PYTHON]
   stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
                     [--allow-precision tf32|fp16|bf16] [--no-timing] [--python PYTHON]
   stitchcuda --version
+LLM options (serve and optimize; the key is read from the environment, never from the command line):
+  --api-key-env VAR  (default STITCHCUDA_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY)
+  --llm-token-budget N  --llm-usd-budget USD  --llm-price IN,OUT (USD per million tokens)
+  --llm-max-tokens N  --llm-temperature T  --llm-timeout SECONDS  --llm-attempts N  --llm-stream on|off
 )";
 
 struct CommonOptions {
@@ -58,6 +64,14 @@ bool parseCommon(int argc, char** argv, int start, CommonOptions& common, std::v
         std::cerr << "stitchcuda: unknown log level " << *v << "\n";
         return false;
       }
+    } else if (arg.rfind("--llm-", 0) == 0 || arg.rfind("--api-key-env", 0) == 0) {
+      const std::string name = arg.substr(0, arg.find('='));
+      auto v = value(name);
+      std::string error;
+      if (!v || !common.config.applyLlmOption(name, *v, error) || !error.empty()) {
+        std::cerr << "stitchcuda: " << (error.empty() ? "unknown or incomplete option " + arg : error) << "\n";
+        return false;
+      }
     } else if (auto v = value("--jobs-dir")) common.config.jobsDir = *v;
     else if (auto v = value("--python")) common.config.python = *v;
     else rest.push_back(arg);
@@ -65,16 +79,33 @@ bool parseCommon(int argc, char** argv, int start, CommonOptions& common, std::v
   return true;
 }
 
+// The one place that knows whether this build has the LLM brain (libcurl found at configure time).
+#if STITCH_LLM_BRAIN
+std::unique_ptr<agents::JobRunner> llmRunner(const protocol::OptimizeParams& options, const server::HostConfig& config,
+                                             agents::WorkerFactory workers, agents::loop::LoopLimits limits) {
+  auto settings = agents::llm::resolveSettings(options.brain, options.model, options.baseUrl, config.llm);
+  if (!settings) throw std::runtime_error(settings.failure().message);
+  return std::make_unique<agents::llm::LlmJob>(std::move(workers), limits, settings.value());
+}
+#else
+std::unique_ptr<agents::JobRunner> llmRunner(const protocol::OptimizeParams& options, const server::HostConfig&,
+                                             agents::WorkerFactory, agents::loop::LoopLimits) {
+  throw std::runtime_error("this build has no LLM brain (libcurl was not found when it was configured), so the \"" +
+                           options.brain + "\" brain is not available; use the builtin brain");
+}
+#endif
+
 server::Server::RunnerFactory runnerFactory() {
   return [](const protocol::OptimizeParams& options,
             const server::HostConfig& config) -> std::unique_ptr<agents::JobRunner> {
-    if (options.brain != "builtin") return nullptr;
+    if (options.brain != "builtin" && options.brain != "openai" && options.brain != "anthropic") return nullptr;
     server::WorkerSettings settings{config.python, config.harnessDir, {}, options.gpu};
     agents::WorkerFactory workers = [settings](std::function<void(const protocol::json&)> onEvent) {
       return std::make_unique<server::WorkerProcess>(settings, std::move(onEvent));
     };
     agents::loop::LoopLimits limits;
     limits.baseline.stepDeadline = config.workerDeadline;
+    if (options.brain != "builtin") return llmRunner(options, config, std::move(workers), limits);
     return std::make_unique<agents::loop::OptimizeLoop>(
         std::move(workers), [] { return std::make_unique<agents::builtin::BuiltinBrain>(); }, limits);
   };
