@@ -16,8 +16,12 @@ from .task_loader import Task
 from .timer import Timer, TimerConfig
 
 
+# Part of the cache key: baselines timed by an earlier timer protocol are not comparable.
+TIMER_PROTOCOL = "minus_floor/1"
+
+
 def cache_key(task: Task, device: torch.device) -> dict[str, str]:
-    return {"taskSha256": task.sha256, "gpu": gpu_name(device), "torch": torch.__version__}
+    return {"taskSha256": task.sha256, "gpu": gpu_name(device), "torch": torch.__version__, "timer": TIMER_PROTOCOL}
 
 
 def _cache_path(cache_dir: str, key: dict[str, str]) -> str:
