@@ -1,4 +1,4 @@
-# GELU (erf form) over a 4096x4096 activation. (StitchCUDA built-in optimizer suite, KernelBench format)
+# GELU (erf form) over an 8192x8192 activation. (StitchCUDA built-in optimizer suite, KernelBench format)
 import torch
 import torch.nn as nn
 
@@ -12,7 +12,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(4096, 4096)]
+    return [torch.randn(8192, 8192)]
 
 
 def get_init_inputs():

@@ -12,7 +12,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(4096, 4096)]
+    return [torch.randn(8192, 8192)]
 
 
 def get_init_inputs():
