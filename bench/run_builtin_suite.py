@@ -47,9 +47,9 @@ def warm(task: str) -> tuple[str, float, int]:
     return os.path.basename(task), time.time() - t0, r.returncode
 
 
-def run_task(binary: str, task: str, out: str, python: str, timeout: float, gpu: int | None = None) -> dict:
+def run_task(binary: str, task: str, out: str, python: str, timeout: float, gpu: int | None, ncu_runs: int) -> dict:
     name = os.path.basename(task)[:-3]
-    cmd = [binary, "optimize", task, "--json", "--python", python, "--log-level", "warning",
+    cmd = [binary, "optimize", task, "--json", "--python", python, "--log-level", "warning", "--ncu-runs", str(ncu_runs),
            "--jobs-dir", os.path.join(out, "jobs"), "--out", os.path.join(out, "reports", name)]
     t0 = time.time()
     try:
@@ -150,11 +150,18 @@ def main() -> int:
     ap.add_argument("--task-timeout", type=float, default=150.0)
     ap.add_argument("--warm", type=int, default=0, help="parallel torch.compile warm-up processes (0: none)")
     ap.add_argument("--warm-only", action="store_true", help="only the warm-up (run beside the host's build)")
+    # Nsight Compute costs 7–10 s a run; the suite measures speedups, so by default it leaves
+    # kernel metrics to the trace and the profiling suite checks ncu.
+    ap.add_argument("--ncu-runs", type=int, default=0, help="ncu runs per task job (the host's --ncu-runs)")
     ap.add_argument("--gpus", type=int, default=1, help="tasks run side by side, one per GPU")
     ap.add_argument("--work", help="where job folders and per-task reports go (default: OUT)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="no run: combine the builtin_suite.json of runs that split the task list")
     ap.add_argument("tasks", nargs="*")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.merge:
+        return merge(args.merge, args.out)
     tasks = [os.path.abspath(t) for t in args.tasks] or sorted(
         os.path.join(TASKS, f) for f in os.listdir(TASKS) if f.endswith(".py"))
     start = time.time()
@@ -178,7 +185,8 @@ def main() -> int:
             return None
         gpu = free_gpus.get()
         try:
-            r = run_task(args.binary, task, work, args.python, args.task_timeout, gpu if args.gpus > 1 else None)
+            r = run_task(args.binary, task, work, args.python, args.task_timeout, gpu if args.gpus > 1 else None,
+                         args.ncu_runs)
         finally:
             free_gpus.put(gpu)
         b = r.get("best") or {}
@@ -190,15 +198,36 @@ def main() -> int:
     with concurrent.futures.ThreadPoolExecutor(args.gpus) as pool:
         results = [r for r in pool.map(one, tasks) if r is not None]
     not_run.sort()
-    summary, table = summarize(results, not_run)
     env = environment(args.python)
-    report = {"environment": env, "command": " ".join(sys.argv), "summary": summary, "results": results}
-    with open(os.path.join(args.out, "builtin_suite.json"), "w") as f:
+    write(args.out, env, [" ".join(sys.argv)], results, not_run)
+    return 0
+
+
+def write(out: str, env: dict, commands: list[str], results: list[dict], not_run: list[str]) -> None:
+    summary, table = summarize(results, not_run)
+    report = {"environment": env, "commands": commands, "summary": summary, "results": results}
+    with open(os.path.join(out, "builtin_suite.json"), "w") as f:
         json.dump(report, f, indent=1)
-    with open(os.path.join(args.out, "builtin_suite.md"), "w") as f:
+    runs = "\n".join(f"- command: `{c}`" for c in commands)
+    with open(os.path.join(out, "builtin_suite.md"), "w") as f:
         f.write(f"# Built-in optimizer suite\n\n- date: {env['date']}\n- GPU: {env.get('gpu')}, driver {env.get('driver')}, "
-                f"CUDA {env.get('cuda')}, PyTorch {env.get('torch')}\n- command: `{report['command']}`\n\n{table}\n")
+                f"CUDA {env.get('cuda')}, PyTorch {env.get('torch')}\n{runs}\n\n{table}\n")
     print(table)
+
+
+def merge(paths: list[str], out: str) -> int:
+    """One report from runs on the same kind of GPU that each took part of the task list; a task
+    not run in one but run in another counts as run."""
+    reports = [json.load(open(p)) for p in paths]
+    envs = {(r["environment"].get("gpu"), r["environment"].get("torch")) for r in reports}
+    if len(envs) > 1:
+        print(f"refusing to merge runs on different GPUs or PyTorch versions: {sorted(envs)}", file=sys.stderr)
+        return 2
+    results = {r["task"]: r for rep in reports for r in rep["results"]}
+    not_run = sorted({t for rep in reports for t in rep["summary"]["not_run"]} - set(results))
+    commands = [c for rep in reports for c in rep.get("commands", [rep.get("command", "")])]
+    env = dict(reports[-1]["environment"], date=" / ".join(rep["environment"]["date"] for rep in reports))
+    write(out, env, commands, [results[t] for t in sorted(results)], not_run)
     return 0
 
 

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT_DIR="${OUT:-bench/results/out}"
 mkdir -p "$OUT_DIR"
-python3 bench/run_builtin_suite.py --out "$OUT_DIR" --warm 12 --warm-only > "$OUT_DIR/warm.log" 2>&1 &
+python3 bench/run_builtin_suite.py --out "$OUT_DIR" --warm 12 --warm-only "$@" > "$OUT_DIR/warm.log" 2>&1 &
 warm=$!
 cmake -S . -B build-gpu -G Ninja -DSTITCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release > "$OUT_DIR/build.log" 2>&1
 ninja -C build-gpu stitchcuda >> "$OUT_DIR/build.log" 2>&1

@@ -18,6 +18,7 @@ struct HostConfig {
   std::filesystem::path harnessDir;  // put on PYTHONPATH for the worker
   std::chrono::milliseconds workerDeadline{600000};  // per harness call, before it is killed
   unsigned poolThreads = 4;
+  int ncuRuns = 3;  // Nsight Compute runs per job (each 7–10 s); 0: kernel metrics from the trace only
   agents::llm::LlmHostOptions llm;  // for jobs whose brain is openai or anthropic
 
   // Defaults that depend on the environment: jobs under $XDG_STATE_HOME (or ~/.local/state),

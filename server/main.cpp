@@ -30,9 +30,9 @@ using namespace stitch;
 const char* kUsage = R"(usage:
   stitchcuda serve [--input-style=standard|delimited] [--input-mirror FILE]
                    [--log FILE] [--log-level debug|info|warning|error]
-                   [--jobs-dir DIR] [--python PYTHON]
+                   [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
   stitchcuda optimize FILE [--out DIR] [--json] [--brain builtin|openai|anthropic] [--model NAME]
-                    [--base-url URL] [--jobs-dir DIR] [--python PYTHON]
+                    [--base-url URL] [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
   stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
                     [--allow-precision tf32|fp16|bf16] [--no-timing] [--python PYTHON]
   stitchcuda --version
@@ -74,6 +74,14 @@ bool parseCommon(int argc, char** argv, int start, CommonOptions& common, std::v
       }
     } else if (auto v = value("--jobs-dir")) common.config.jobsDir = *v;
     else if (auto v = value("--python")) common.config.python = *v;
+    else if (auto v = value("--ncu-runs")) {
+      try {
+        common.config.ncuRuns = std::stoi(*v);
+      } catch (const std::exception&) {
+        std::cerr << "stitchcuda: --ncu-runs takes a number, not " << *v << "\n";
+        return false;
+      }
+    }
     else rest.push_back(arg);
   }
   return true;
@@ -105,6 +113,7 @@ server::Server::RunnerFactory runnerFactory() {
     };
     agents::loop::LoopLimits limits;
     limits.baseline.stepDeadline = config.workerDeadline;
+    limits.profile.ncuRuns = config.ncuRuns;
     if (options.brain != "builtin") return llmRunner(options, config, std::move(workers), limits);
     return std::make_unique<agents::loop::OptimizeLoop>(
         std::move(workers), [] { return std::make_unique<agents::builtin::BuiltinBrain>(); }, limits);
