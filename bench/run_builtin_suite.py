@@ -155,6 +155,8 @@ def main() -> int:
     ap.add_argument("--ncu-runs", type=int, default=0, help="ncu runs per task job (the host's --ncu-runs)")
     ap.add_argument("--gpus", type=int, default=1, help="tasks run side by side, one per GPU")
     ap.add_argument("--work", help="where job folders and per-task reports go (default: OUT)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the results already in OUT/builtin_suite.json and run only the other tasks")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="no run: combine the builtin_suite.json of runs that split the task list")
     ap.add_argument("tasks", nargs="*")
@@ -172,6 +174,15 @@ def main() -> int:
     if args.warm_only:
         return 0
     work = args.work or args.out
+    done, commands = {}, []
+    previous = os.path.join(args.out, "builtin_suite.json")
+    if args.resume and os.path.exists(previous):
+        with open(previous) as f:
+            report = json.load(f)
+        done = {r["task"]: r for r in report["results"]}
+        commands = report.get("commands", [])
+        tasks = [t for t in tasks if os.path.basename(t)[:-3] not in done]
+        print(f"resuming: {len(done)} task(s) done, {len(tasks)} to run", flush=True)
     results, not_run = [], []
     free_gpus = queue.Queue()
     for g in range(args.gpus):
@@ -199,7 +210,8 @@ def main() -> int:
         results = [r for r in pool.map(one, tasks) if r is not None]
     not_run.sort()
     env = environment(args.python)
-    write(args.out, env, [" ".join(sys.argv)], results, not_run)
+    results = sorted(list(done.values()) + results, key=lambda r: r["task"])
+    write(args.out, env, commands + [" ".join(sys.argv)], results, not_run)
     return 0
 
 
