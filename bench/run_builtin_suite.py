@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
+import io
 import json
 import math
 import os
@@ -21,6 +23,7 @@ import queue
 import re
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -183,7 +186,15 @@ def main() -> int:
         commands = report.get("commands", [])
         tasks = [t for t in tasks if os.path.basename(t)[:-3] not in done]
         print(f"resuming: {len(done)} task(s) done, {len(tasks)} to run", flush=True)
-    results, not_run = [], []
+    results, not_run, finished = [], [], []
+    lock = threading.Lock()
+    env = environment(args.python)
+    command = " ".join(sys.argv)
+
+    def write_quietly(rows: list[dict]) -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            write(args.out, env, commands + [command], rows, [])
+
     free_gpus = queue.Queue()
     for g in range(args.gpus):
         free_gpus.put(g)
@@ -200,6 +211,9 @@ def main() -> int:
                          args.ncu_runs)
         finally:
             free_gpus.put(gpu)
+        with lock:  # saved after every task, so a run stopped midway resumes where it was
+            finished.append(r)
+            write_quietly(sorted(list(done.values()) + finished, key=lambda x: x["task"]))
         b = r.get("best") or {}
         print(f"{r['task']}: {(r.get('finished') or {}).get('state', r['exit'])} in {r['seconds']} s, "
               f"best {b.get('id')} eager x{b.get('speedupEager')} compile x{b.get('speedupCompile')} "
@@ -209,9 +223,8 @@ def main() -> int:
     with concurrent.futures.ThreadPoolExecutor(args.gpus) as pool:
         results = [r for r in pool.map(one, tasks) if r is not None]
     not_run.sort()
-    env = environment(args.python)
     results = sorted(list(done.values()) + results, key=lambda r: r["task"])
-    write(args.out, env, commands + [" ".join(sys.argv)], results, not_run)
+    write(args.out, env, commands + [command], results, not_run)
     return 0
 
 
