@@ -364,7 +364,9 @@ class Verification:
             self.verdict.ground_truth = {"error": f"{type(exc).__name__}: {exc}"[:300]}
             return
         def err(outs: list[torch.Tensor]) -> list[float]:
-            return [float((o.double() - t).abs().max()) if o.shape == t.shape else float("inf") for o, t in zip(outs, truth)]
+            # Both sides in float64: a bool or integer output (any, argmax) has a truth of its own dtype.
+            return [float((o.double() - t.double()).abs().max()) if o.shape == t.shape else float("inf")
+                    for o, t in zip(outs, truth)]
         self.verdict.ground_truth = {"reference_max_abs_err": err(self._trial_refs[0]),
                                      "candidate_max_abs_err": err(self._cand_outs0), "trial": 0}
         self._stage("ground_truth", t0)
