@@ -42,10 +42,24 @@ __device__ __forceinline__ float sc_bce(float x, float y) {
   return (y - 1.0f) * fmaxf(log1pf(-x), -100.0f) - y * fmaxf(logf(x), -100.0f);
 }
 
-struct SumOp { __device__ static float apply(float a, float b) { return a + b; } };
-struct ProdOp { __device__ static float apply(float a, float b) { return a * b; } };
-struct MaxOp { __device__ static float apply(float a, float b) { return sc_max(a, b); } };
-struct MinOp { __device__ static float apply(float a, float b) { return sc_min(a, b); } };
+// identity(): what a lane with no warp partial contributes; it must leave the result unchanged
+// (a repeated partial would be counted twice by a sum or a product).
+struct SumOp {
+  __device__ static float identity() { return 0.0f; }
+  __device__ static float apply(float a, float b) { return a + b; }
+};
+struct ProdOp {
+  __device__ static float identity() { return 1.0f; }
+  __device__ static float apply(float a, float b) { return a * b; }
+};
+struct MaxOp {
+  __device__ static float identity() { return __int_as_float(0xff800000); }
+  __device__ static float apply(float a, float b) { return sc_max(a, b); }
+};
+struct MinOp {
+  __device__ static float identity() { return __int_as_float(0x7f800000); }
+  __device__ static float apply(float a, float b) { return sc_min(a, b); }
+};
 
 // Block-wide reduction: warp shuffles, then one value per warp through shared memory; every
 // thread gets the result. `scratch` holds 33 floats; the trailing barrier lets the caller reuse it.
@@ -56,7 +70,7 @@ __device__ __forceinline__ float blockReduce(float v, float* scratch) {
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    float w = lane < warps ? scratch[lane] : scratch[0];
+    float w = lane < warps ? scratch[lane] : Op::identity();
     for (int o = 16; o > 0; o >>= 1) w = Op::apply(w, __shfl_xor_sync(0xffffffffu, w, o));
     if (lane == 0) scratch[32] = w;
   }

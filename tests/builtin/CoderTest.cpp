@@ -71,6 +71,14 @@ TEST(Coder, MaxReductionsPropagateNaN) {
   EXPECT_TRUE(has(cudaOf("21_amax_lastdim"), "(a > b || a != a) ? a : b"));
 }
 
+// With fewer than 32 warps, the last warp's idle lanes must add nothing: padding them with warp 0's
+// partial counted it 25 times in a 256-thread row sum (seen on the GPU: 19_sum_lastdim off by 2e3).
+TEST(Coder, BlockSumPadsIdleLanesWithTheIdentity) {
+  const std::string cu = cudaOf("19_sum_lastdim");
+  EXPECT_TRUE(has(cu, "blockReduce<SumOp>"));
+  EXPECT_TRUE(has(cu, "lane < warps ? scratch[lane] : Op::identity()"));
+}
+
 TEST(Coder, BatchNormModelNewRegistersEveryBufferOfTheReference) {
   const std::string py = pythonOf("42_batch_norm_eval");
   for (const char* name : {"self.bn.weight", "self.bn.bias", "register_buffer(\"running_mean\"",
