@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,7 +38,13 @@ bool writeAll(int fd, const std::string& data) {
 }  // namespace
 
 WorkerProcess::WorkerProcess(WorkerSettings settings, std::function<void(const protocol::json&)> onEvent)
-    : settings_(std::move(settings)), onEvent_(std::move(onEvent)) {}
+    : settings_(std::move(settings)), onEvent_(std::move(onEvent)) {
+  // A worker that died (or never started: a missing interpreter) closes its stdin; writing to it
+  // must be a failed write the supervisor reports, not a SIGPIPE that kills whatever process
+  // embeds this class — the host, a test, a benchmark.
+  static std::once_flag ignorePipe;
+  std::call_once(ignorePipe, [] { std::signal(SIGPIPE, SIG_IGN); });
+}
 
 WorkerProcess::~WorkerProcess() {
   if (pid_ > 0) {
