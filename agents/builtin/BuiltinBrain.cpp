@@ -1,6 +1,7 @@
 // The built-in brain; see BuiltinBrain.h.
 #include "agents/builtin/BuiltinBrain.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -33,7 +34,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   PlannerOptions options;
   options.fuse = !replan;
   replanned_ = replan;
-  nextVariant_ = 0;
+  tried_.clear();
   plan_ = makePlan(*graph_, facts.lineTimesUs, options);
   for (std::size_t i : plan_.priority) {
     const PlannedKernel& k = plan_.kernels[i];
@@ -70,18 +71,51 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   return out;
 }
 
+// The refine step's one decision from the Verifier's diagnosis (protocol/FEEDBACK.md): which
+// untried variant comes next, or none when launch variants cannot help.
+std::optional<std::size_t> BuiltinBrain::chooseVariant(const std::optional<loop::Feedback>& last) const {
+  const auto all = variants();
+  std::vector<std::size_t> untried;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!tried_.count(i)) untried.push_back(i);
+  if (untried.empty()) return std::nullopt;
+  if (!last || !last->verifier) return untried.front();
+  const std::string& category = last->verifier->category;
+  // At the bandwidth ceiling the fused whole forward already moves each byte once; a launch
+  // variant only reshuffles the same traffic, so the search ends with what it has.
+  if (category == "memory_bound_at_ceiling" || category == "memory_floor_reached") return std::nullopt;
+  auto best = [&](auto key) {
+    return *std::max_element(untried.begin(), untried.end(), [&](std::size_t a, std::size_t b) {
+      return key(all[a]) < key(all[b]) || (key(all[a]) == key(all[b]) && a > b);  // ties: the listed order
+    });
+  };
+  // Too few bytes in flight: more vector chunks per thread first.
+  if (category == "below_memory_floor" || category == "stall_long_scoreboard" ||
+      category.ends_with("_bound_below_ceiling"))
+    return best([](const Variant& v) { return v.vec * v.items; });
+  // Fewer blocks than SMs: the most blocks, i.e. the least work per block.
+  if (category == "grid_too_small") return best([](const Variant& v) { return -v.block * v.vec * v.items; });
+  // Blocks per SM capped by the block limit: larger blocks.
+  if (category == "occupancy_limited") return best([](const Variant& v) { return v.block; });
+  return untried.front();
+}
+
 std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback>& last,
                                               const std::filesystem::path& dir, std::string& error) {
   const auto all = variants();
+  std::optional<std::size_t> pick;
   // A failure other than a wrong answer (say a misaligned access) is retried with scalar
   // accesses; a wrong answer or a build error is the same in every variant, so stop.
   if (last && !last->passed && !last->failedChecks.empty()) {
     for (const auto& c : last->failedChecks)
       if (c == "output_mismatch" || c == "build_error" || c == "nan_or_inf" || c == "pytorch_compute") return std::nullopt;
-    nextVariant_ = all.size() - 1;
+    if (!tried_.count(all.size() - 1)) pick = all.size() - 1;
+  } else {
+    pick = chooseVariant(last);
   }
-  if (!graph_ || nextVariant_ >= all.size()) return std::nullopt;
-  const Variant v = all[nextVariant_++];
+  if (!graph_ || !pick) return std::nullopt;
+  tried_.insert(*pick);
+  const Variant v = all[*pick];
   const std::string title = std::to_string(plan_.kernels.size()) + " generated kernel(s) for " +
                             fileName(graph_->task) + (replanned_ ? ", unfused" : "") + ", " + v.name();
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);

@@ -5,6 +5,8 @@
 #include "agents/builtin/Coder.h"
 #include "agents/loop/Brain.h"
 
+#include <set>
+
 namespace stitch::agents::builtin {
 
 class BuiltinBrain final : public loop::Brain {
@@ -15,15 +17,17 @@ public:
   protocol::Range editRange() const override;
   std::string editText(const std::string& libraryPath) const override;
 
-  // The refine search space, in the order tried: the default first, then larger and smaller
-  // blocks and more work per thread, and scalar accesses last (also the fix for misalignment).
+  // The refine search space, in the order tried without a diagnosis: the default first, then
+  // larger and smaller blocks and more work per thread, and scalar accesses last (also the fix
+  // for misalignment). A diagnosis reorders the rest or ends the search (chooseVariant).
   static std::vector<Variant> variants();
+  std::optional<std::size_t> chooseVariant(const std::optional<loop::Feedback>& last) const;
 
 private:
   std::optional<Graph> graph_;
   Plan plan_;
   ForwardSource forward_;
-  std::size_t nextVariant_ = 0;
+  std::set<std::size_t> tried_;  // indices into variants()
   bool replanned_ = false;
 };
 

@@ -1,0 +1,93 @@
+// Pins how the built-in refine step acts on the Verifier's one diagnosis: which variant it writes
+// next, and when it stops because launch variants cannot help.
+#include "FixtureGraphs.h"
+
+#include "agents/builtin/BuiltinBrain.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace stitch::agents::builtin {
+namespace {
+
+class Refine : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const auto path = testing::sourceDir() / "tests/fixtures/graphs/12_elementwise_chain.json";
+    std::ifstream in(path);
+    BaselineFacts facts;
+    facts.cuda = true;
+    facts.graph = protocol::json::parse(in);
+    JobRequest request;
+    request.jobId = "j";
+    request.taskFile = testing::sourceDir() / "bench/tasks/12_elementwise_chain.py";
+    ASSERT_TRUE(brain.plan(facts, request, false).generatable);
+    dir = std::filesystem::temp_directory_path() / ("stitch-refine-" + std::to_string(::getpid()));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  // The variant of the next draft, or "" when the search ended.
+  std::string next(const std::optional<loop::Feedback>& last) {
+    std::string error;
+    auto d = brain.next(last, dir / std::to_string(n++), error);
+    EXPECT_EQ(error, "");
+    return d ? d->variant : "";
+  }
+
+  static loop::Feedback verified(const std::string& category) {
+    loop::Feedback f;
+    f.built = f.passed = true;
+    f.verifier = profiling::VerifierFeedback{"optimize", category, "k0_kernel", "", "", {}, {}, {}};
+    return f;
+  }
+
+  BuiltinBrain brain;
+  std::filesystem::path dir;
+  int n = 0;
+};
+
+TEST_F(Refine, WithoutADiagnosisVariantsComeInTheirListedOrder) {
+  EXPECT_EQ(next(std::nullopt), BuiltinBrain::variants()[0].name());
+  loop::Feedback plain;
+  plain.built = plain.passed = true;
+  EXPECT_EQ(next(plain), BuiltinBrain::variants()[1].name());
+}
+
+TEST_F(Refine, AtTheBandwidthCeilingTheSearchEnds) {
+  ASSERT_NE(next(std::nullopt), "");
+  EXPECT_EQ(next(verified("memory_bound_at_ceiling")), "");
+  EXPECT_EQ(next(verified("memory_floor_reached")), "");
+}
+
+TEST_F(Refine, BelowTheFloorMoreBytesPerThreadComeFirst) {
+  ASSERT_NE(next(std::nullopt), "");
+  EXPECT_EQ(next(verified("below_memory_floor")), (Variant{256, 4, 4}.name()));
+  EXPECT_EQ(next(verified("stall_long_scoreboard")), (Variant{128, 4, 2}.name()));
+}
+
+TEST_F(Refine, TooSmallAGridGetsTheMostBlocksAndOccupancyTheLargestBlocks) {
+  ASSERT_NE(next(std::nullopt), "");
+  EXPECT_EQ(next(verified("grid_too_small")), (Variant{256, 1, 1}.name()));
+  EXPECT_EQ(next(verified("occupancy_limited")), (Variant{1024, 4, 1}.name()));
+}
+
+TEST_F(Refine, AWrongAnswerEndsTheSearchAndAnotherFailureTriesScalarAccesses) {
+  ASSERT_NE(next(std::nullopt), "");
+  loop::Feedback misaligned;
+  misaligned.failedChecks = {"candidate_runtime_error"};
+  EXPECT_EQ(next(misaligned), (Variant{256, 1, 1}.name()));
+  loop::Feedback wrong;
+  wrong.failedChecks = {"output_mismatch"};
+  EXPECT_EQ(next(wrong), "");
+}
+
+TEST_F(Refine, EveryVariantIsWrittenOnceAtMost) {
+  std::set<std::string> seen;
+  for (std::string v = next(std::nullopt); !v.empty(); v = next(verified("below_memory_floor")))
+    EXPECT_TRUE(seen.insert(v).second) << v;
+  EXPECT_EQ(seen.size(), BuiltinBrain::variants().size());
+}
+
+}  // namespace
+}  // namespace stitch::agents::builtin
