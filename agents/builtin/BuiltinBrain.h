@@ -16,6 +16,8 @@ public:
                                   std::string& error) override;
   protocol::Range editRange() const override;
   std::string editText(const std::string& libraryPath) const override;
+  // Its other plan is one kernel per operator, which moves more bytes: a fix for failures only.
+  bool replansOnStagnation() const override { return false; }
 
   // The refine search space, in the order tried without a diagnosis: the default first, then
   // larger and smaller blocks and more work per thread, and scalar accesses last (also the fix

@@ -45,8 +45,11 @@ struct Draft {
 class Brain {
 public:
   virtual ~Brain() = default;
-  // PLAN (replan: after repeated failures, a more conservative partition).
+  // PLAN (replan: after repeated failures or stagnation, another partition).
   virtual BrainPlan plan(const BaselineFacts& facts, const JobRequest& request, bool replan) = 0;
+  // Whether a replan can help when verified candidates stop getting faster. A brain whose only
+  // other plan moves more bytes (the built-in one's unfused partition) says no.
+  virtual bool replansOnStagnation() const { return true; }
   // CODE/REFINE: writes the next candidate into `dir`; nullopt when the search is exhausted.
   virtual std::optional<Draft> next(const std::optional<Feedback>& last, const std::filesystem::path& dir,
                                     std::string& error) = 0;

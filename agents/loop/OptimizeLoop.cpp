@@ -37,6 +37,7 @@ public:
     const double wall = request_.options.budget.wallSeconds.value_or(limits_.wallSeconds);
     if (!planPhase(facts, false)) return finish(noPlanReason_);
     int failuresInRow = 0;
+    int stagnantInRow = 0;  // verified, but no faster than the best by stagnantBelowGain
     std::optional<Feedback> last;
     for (int i = 1; i <= iterations; ++i) {
       if (context_.cancelToken().cancelled()) return cancelled();
@@ -45,10 +46,14 @@ public:
         log("REFINE", "wall-time budget of " + fixed(wall, 0) + " s spent after " + std::to_string(i - 1) + " candidate(s)");
         break;
       }
-      if (failuresInRow >= limits_.replanAfterFailures && !replanned_) {
-        log("REPLAN", std::to_string(failuresInRow) + " failed candidates in a row; replanning with one kernel per operator");
+      const bool failing = failuresInRow >= limits_.replanAfterFailures;
+      const bool stagnant = stagnantInRow >= limits_.replanAfterStagnant && brain_.replansOnStagnation();
+      if ((failing || stagnant) && !replanned_) {
+        log("REPLAN", failing ? std::to_string(failuresInRow) + " failed candidates in a row; replanning"
+                              : std::to_string(stagnantInRow) + " verified candidates in a row no faster than " +
+                                    best_->id + "; replanning");
         replanned_ = true;
-        failuresInRow = 0;
+        failuresInRow = stagnantInRow = 0;
         last.reset();
         if (!planPhase(facts, true)) break;
       }
@@ -68,6 +73,7 @@ public:
       if (!cuda_) break;  // without measurements there is nothing to choose between variants
       if (context_.cancelToken().cancelled()) return cancelled();
       failuresInRow = fb.passed ? 0 : failuresInRow + 1;
+      stagnantInRow = fb.passed && !improvedBest_ ? stagnantInRow + 1 : 0;
       last = fb;
     }
     return done();
@@ -197,6 +203,7 @@ private:
                       (event.candidate.speedupCompile ? fixed(*event.candidate.speedupCompile, 2) + "x" : "n/a") +
                       " vs torch.compile");
     const bool newBest = !best_ || (fb.medianMs && best_->medianMs && *fb.medianMs < *best_->medianMs);
+    improvedBest_ = !best_ || (newBest && *fb.medianMs < *best_->medianMs * (1 - limits_.stagnantBelowGain));
     if (newBest) best_ = Best{id, fb.medianMs, event.candidate.speedupEager};
     profile(id, d, timing, newBest, fb);
     return fb;
@@ -293,6 +300,7 @@ private:
   Clock::time_point start_;
   bool cuda_ = false;
   bool replanned_ = false;
+  bool improvedBest_ = false;  // the last verified candidate beat the best by more than noise
   bool builtAny_ = false;
   std::string noPlanReason_;
   protocol::PlanParams plan_;

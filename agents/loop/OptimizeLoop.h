@@ -19,6 +19,8 @@ struct LoopLimits {
   int iterations = 3;        // candidates tried when the request sets no budget
   double wallSeconds = 900;  // the whole job when the request sets no budget
   int replanAfterFailures = 2;
+  int replanAfterStagnant = 2;       // verified candidates in a row that did not beat the best...
+  double stagnantBelowGain = 0.02;   // ...by more than this fraction of its median
   ProfileLimits profile;     // PROFILE: trace, ncu runs per job, ceilings
 };
 

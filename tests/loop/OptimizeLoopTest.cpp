@@ -108,6 +108,7 @@ private:
 // A brain that writes nothing: it hands out drafts and remembers what it was told.
 struct BrainRecord {
   int drafts = 2;
+  bool replansOnStagnation = true;
   std::vector<bool> plans;                               // the replan flag of each plan() call
   std::vector<std::optional<loop::Feedback>> feedback;   // `last` of each next() call
 };
@@ -136,6 +137,7 @@ public:
   }
   protocol::Range editRange() const override { return {{10, 0}, {14, 0}}; }
   std::string editText(const std::string& library) const override { return "stitch(" + library + ")"; }
+  bool replansOnStagnation() const override { return r_.replansOnStagnation; }
 
 private:
   BrainRecord& r_;
@@ -429,4 +431,27 @@ TEST_F(OptimizeLoopTest, TwoFailuresInARowReplan) {
   EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "VERIFY", "REFINE", "VERIFY", "REPLAN",
                                               "CODE", "VERIFY", "PROFILE", "DONE"}));
   EXPECT_FALSE(brain.feedback[2]);  // a new plan starts without the old plan's feedback
+}
+
+TEST_F(OptimizeLoopTest, TwoStagnantVerifiedCandidatesReplan) {
+  // c2 and c3 are no faster than c1 (within 2%); c4 comes from the new plan and wins.
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.99)), ok(passingVerdict(1.05)), ok(passingVerdict(0.5))};
+  brain.drafts = 4;
+  options.budget.iterations = 4;
+  auto finished = run();
+  EXPECT_EQ(brain.plans, (std::vector<bool>{false, true}));
+  EXPECT_EQ(finished.bestCandidateId, "c4");
+  bool said = false;
+  for (const auto& l : logs())
+    said = said || (l.phase == "REPLAN" && l.message.find("2 verified candidates in a row no faster than c2") == 0);
+  EXPECT_TRUE(said);  // c2 (0.99) became the best, but by less than the noise margin
+}
+
+TEST_F(OptimizeLoopTest, StagnationLeavesThePlanOfABrainThatCannotReplanForIt) {
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict()), ok(passingVerdict()), ok(passingVerdict())};
+  brain.drafts = 4;
+  brain.replansOnStagnation = false;
+  options.budget.iterations = 4;
+  run();
+  EXPECT_EQ(brain.plans, (std::vector<bool>{false}));
 }
