@@ -2,6 +2,8 @@
 // ends the job with the harness's own error (file and line when it has them).
 #include "agents/BaselineJob.h"
 
+#include "protocol/NumberText.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -10,11 +12,7 @@ namespace {
 
 using protocol::json;
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using protocol::fixed;
 
 std::string describe(const WorkerError& e) {
   std::string where;

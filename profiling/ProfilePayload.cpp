@@ -1,17 +1,15 @@
 // Building the editor's per-line profile (see ProfilePayload.h).
 #include "profiling/ProfilePayload.h"
 
+#include "protocol/NumberText.h"
+
 #include <algorithm>
 #include <cstdio>
 
 namespace stitch::profiling {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using protocol::fixed;
 
 std::string duration(double us) { return us >= 1000.0 ? fixed(us / 1000.0, 2) + " ms" : fixed(us, us < 10 ? 1 : 0) + " µs"; }
 

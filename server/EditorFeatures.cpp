@@ -1,18 +1,15 @@
 // Hovers, lenses and actions from job state; see EditorFeatures.h.
 #include "server/EditorFeatures.h"
 
-#include <algorithm>
+#include "protocol/NumberText.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace stitch::server {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using protocol::fixed;
 
 std::string duration(double us) {
   if (us >= 1000.0) return fixed(us / 1000.0, 3) + " ms";

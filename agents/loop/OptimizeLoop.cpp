@@ -3,6 +3,8 @@
 // (ProfilePhase); without one it is only built, and the job says plainly that verification needs a GPU.
 #include "agents/loop/OptimizeLoop.h"
 
+#include "protocol/NumberText.h"
+
 #include <chrono>
 #include <cstdio>
 
@@ -12,11 +14,7 @@ namespace {
 using protocol::json;
 using Clock = std::chrono::steady_clock;
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using protocol::fixed;
 
 std::optional<double> number(const json& j, const char* key) {
   auto it = j.find(key);

@@ -4,6 +4,7 @@
 
 #include "profiling/ProfilerTools.h"
 #include "profiling/RooflineCache.h"
+#include "protocol/NumberText.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,11 +16,7 @@ namespace {
 using protocol::json;
 namespace prof = profiling;
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using protocol::fixed;
 
 std::string duration(double us) { return us >= 1000.0 ? fixed(us / 1000.0, 2) + " ms" : fixed(us, 1) + " µs"; }
 
