@@ -2,9 +2,9 @@
 // ProfileError that says what failed and what to do, so no exception leaves a worker thread.
 #pragma once
 
+#include "protocol/Result.h"
+
 #include <string>
-#include <utility>
-#include <variant>
 
 namespace stitch::profiling {
 
@@ -14,19 +14,6 @@ struct ProfileError {
 };
 
 template <typename T>
-class ProfileResult {
-public:
-  ProfileResult(T value) : v_(std::move(value)) {}
-  ProfileResult(ProfileError error) : v_(std::move(error)) {}
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  explicit operator bool() const { return ok(); }
-  const T& value() const& { return std::get<T>(v_); }
-  T& value() & { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  const ProfileError& error() const { return std::get<ProfileError>(v_); }
-
-private:
-  std::variant<T, ProfileError> v_;
-};
+using ProfileResult = protocol::Result<T, ProfileError>;
 
 }  // namespace stitch::profiling

@@ -92,7 +92,7 @@ bool parseCommon(int argc, char** argv, int start, CommonOptions& common, std::v
 std::unique_ptr<agents::JobRunner> llmRunner(const protocol::OptimizeParams& options, const server::HostConfig& config,
                                              agents::WorkerFactory workers, agents::loop::LoopLimits limits) {
   auto settings = agents::llm::resolveSettings(options.brain, options.model, options.baseUrl, config.llm);
-  if (!settings) throw std::runtime_error(settings.failure().message);
+  if (!settings) throw std::runtime_error(settings.error().message);
   return std::make_unique<agents::llm::LlmJob>(std::move(workers), limits, settings.value());
 }
 #else

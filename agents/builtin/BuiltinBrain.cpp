@@ -27,7 +27,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   out.plan.uri = request.uri;
   auto g = parseGraph(facts.graph);
   if (!g) {
-    out.reason = g.failure().message;
+    out.reason = g.error().message;
     return out;
   }
   graph_ = std::move(g).value();
@@ -63,7 +63,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   text << in.rdbuf();
   auto f = findForward(text.str());
   if (!f) {
-    out.reason = fileName(request.taskFile.string()) + ": " + f.failure().message;
+    out.reason = fileName(request.taskFile.string()) + ": " + f.error().message;
     return out;
   }
   forward_ = f.value();
@@ -120,7 +120,7 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
                             fileName(graph_->task) + (replanned_ ? ", unfused" : "") + ", " + v.name();
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);
   if (!c) {
-    error = c.failure().message;
+    error = c.error().message;
     return std::nullopt;
   }
   std::error_code ec;

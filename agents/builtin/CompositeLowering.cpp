@@ -46,7 +46,7 @@ Outcome<int> KernelBuilder::source(const Node& node, const char* name) {
   }
   if (kernel_.shape.empty()) kernel_.shape = t->shape;
   auto m = alignedMap(t->shape, {}, node);
-  if (!m) return m.failure();
+  if (!m) return m.error();
   return external(t->id, m.value());
 }
 
@@ -77,11 +77,11 @@ Outcome<int> KernelBuilder::normalize(const Node& node, int x, const std::vector
   }
   // Two passes (mean, then squared deviations from it): no cancellation, as PyTorch's Welford.
   auto sum = reduce(node, x, ReduceKind::Sum, rowDims, true, "");
-  if (!sum) return sum.failure();
+  if (!sum) return sum.error();
   const int mean = binary("div", sum.value(), constant(n));
   const int centered = binary("sub", x, mean);
   auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, rowDims, true, "");
-  if (!sq) return sq.failure();
+  if (!sq) return sq.error();
   const int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(eps)));
   if (stats) *stats = {mean, rstd};
   return binary("mul", centered, rstd);
@@ -91,13 +91,13 @@ Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const std::string&
   if (b == "argmax" || b == "argmin") return lowerArgReduce(node, b);
   if (b == "any" || b == "all") {
     auto in = source(node, "self");
-    if (!in) return in.failure();
+    if (!in) return in.error();
     std::vector<int64_t> dims;
     if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
     const bool keepdim = number(node, "keepdim", 0) != 0;
     auto r = reduce(node, unary("nonzero", in.value()), b == "any" ? ReduceKind::Max : ReduceKind::Min, dims, keepdim,
                     node.outputs[0]);
-    if (!r) return r.failure();
+    if (!r) return r.error();
     bind(node.outputs[0], r.value());
     return true;
   }
@@ -115,13 +115,13 @@ Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const std::string&
 // breaks ties towards the first index; NaN wins, as in PyTorch.
 Outcome<bool> KernelBuilder::lowerArgReduce(const Node& node, const std::string& b) {
   auto in = source(node, "self");
-  if (!in) return in.failure();
+  if (!in) return in.error();
   std::vector<int64_t> dims;
   if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
   const bool keepdim = number(node, "keepdim", 0) != 0;
   const bool isMax = b == "argmax" || b == "max";
   auto r = reduce(node, in.value(), isMax ? ReduceKind::ArgMax : ReduceKind::ArgMin, dims, keepdim, node.outputs[0]);
-  if (!r) return r.failure();
+  if (!r) return r.error();
   KernelValue idx;
   idx.op = ValueOp::ArgIndex;
   idx.args = {r.value()};
@@ -151,7 +151,7 @@ Outcome<bool> KernelBuilder::lowerVectorNorm(const Node& node, const std::string
     }
   }
   auto in = source(node, "self");
-  if (!in) return in.failure();
+  if (!in) return in.error();
   std::vector<int64_t> dims;
   if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
   const bool keepdim = number(node, "keepdim", 0) != 0;
@@ -176,7 +176,7 @@ Outcome<bool> KernelBuilder::lowerVectorNorm(const Node& node, const std::string
     r = reduce(node, unary("pow_scalar", a, {p}), ReduceKind::Sum, dims, keepdim, out);
     if (r) result = unary("pow_scalar", r.value(), {1.0 / p});
   }
-  if (!r) return r.failure();
+  if (!r) return r.error();
   bind(out, result);
   return true;
 }
@@ -190,7 +190,7 @@ Outcome<bool> KernelBuilder::lowerLoss(const Node& node, const std::string& b) {
   Outcome<int> terms = Failure{""};
   if (b == "mse_loss" || b == "l1_loss" || b == "smooth_l1_loss" || b == "huber_loss") {
     auto d = elementwise(node, "sub", {"self", "target"}, {}, &shape);
-    if (!d) return d.failure();
+    if (!d) return d.error();
     if (b == "mse_loss") terms = unary("square", d.value());
     else if (b == "l1_loss") terms = unary("abs", d.value());
     else if (b == "smooth_l1_loss") terms = unary("smooth_l1", unary("abs", d.value()), {number(node, "beta", 1.0)});
@@ -202,7 +202,7 @@ Outcome<bool> KernelBuilder::lowerLoss(const Node& node, const std::string& b) {
     terms = elementwise(node, number(node, "log_target", 0) != 0 ? "kl_div_log_target" : "kl_div", {"self", "target"},
                         {}, &shape);
   }
-  if (!terms) return terms.failure();
+  if (!terms) return terms.error();
   return reduceLoss(node, terms.value());
 }
 
@@ -214,7 +214,7 @@ Outcome<bool> KernelBuilder::reduceLoss(const Node& node, int terms) {
     return true;
   }
   auto r = reduce(node, terms, ReduceKind::Sum, {}, false, out);
-  if (!r) return r.failure();
+  if (!r) return r.error();
   double n = 1;
   for (int d : kernel_.values[terms].dimMap)
     if (d >= 0) n *= static_cast<double>(kernel_.shape[d]);
@@ -231,7 +231,7 @@ Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const std::string&
                             : number(node, "training", 0) != 0;
   const double eps = number(node, "eps", number(node, "epsilon", 1e-5));
   auto in = source(node, "input");
-  if (!in) return in.failure();
+  if (!in) return in.error();
   int x = in.value();
   const int rank = static_cast<int>(kernel_.values[x].dimMap.size());
   if (rank < 2) return Failure{node.where() + ": batch norm of a tensor without a channel dim"};
@@ -240,9 +240,9 @@ Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const std::string&
     if (isNone(node, "running_mean") || isNone(node, "running_var"))
       return Failure{node.where() + ": inference batch norm without running statistics"};
     auto mean = channelParam(node, "running_mean", x, 1);
-    if (!mean) return mean.failure();
+    if (!mean) return mean.error();
     auto var = channelParam(node, "running_var", x, 1);
-    if (!var) return var.failure();
+    if (!var) return var.error();
     const int invstd = binary("div", constant(1.0), unary("sqrt", binary("add", var.value(), constant(eps))));
     y = binary("mul", binary("sub", x, mean.value()), invstd);
   } else {
@@ -251,17 +251,17 @@ Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const std::string&
     std::vector<int64_t> dims{0};
     for (int d = 2; d < rank; ++d) dims.push_back(d);
     auto n = normalize(node, x, dims, eps);
-    if (!n) return n.failure();
+    if (!n) return n.error();
     y = n.value();
   }
   if (!isNone(node, "weight")) {
     auto w = channelParam(node, "weight", x, 1);
-    if (!w) return w.failure();
+    if (!w) return w.error();
     y = binary("mul", y, w.value());
   }
   if (!isNone(node, "bias")) {
     auto bias = channelParam(node, "bias", x, 1);
-    if (!bias) return bias.failure();
+    if (!bias) return bias.error();
     y = binary("add", y, bias.value());
   }
   bind(node.outputs[0], y);
@@ -292,12 +292,12 @@ Outcome<bool> KernelBuilder::lowerGroupNorm(const Node& node) {
   std::vector<int> map(rank);
   for (int d = 0; d < rank; ++d) map[d] = shape[d] == 1 ? -1 : d;
   auto x = externalStrided(t->id, strides, map);
-  if (!x) return x.failure();
+  if (!x) return x.error();
   std::vector<int64_t> dims;
   for (int d = 2; d < rank; ++d) dims.push_back(d);
   std::pair<int, int> stats;
   auto n = normalize(node, x.value(), dims, number(node, "eps", 1e-5), &stats);
-  if (!n) return n.failure();
+  if (!n) return n.error();
   int y = n.value();
   for (const char* name : {"weight", "bias"}) {
     if (isNone(node, name)) continue;
@@ -310,7 +310,7 @@ Outcome<bool> KernelBuilder::lowerGroupNorm(const Node& node) {
     pm[1] = map[1];
     pm[2] = map[2];
     auto v = externalStrided(p->id, ps, pm);
-    if (!v) return v.failure();
+    if (!v) return v.error();
     y = binary(std::string(name) == "weight" ? "mul" : "add", y, v.value());
   }
   bind(node.outputs[0], y);
@@ -351,7 +351,7 @@ Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
   std::vector<int> map(rank);
   for (int d = 0; d < rank; ++d) map[d] = out->shape[d] == 1 ? -1 : d;
   auto in = externalStrided(x->id, x->strides, map, true);
-  if (!in) return in.failure();
+  if (!in) return in.error();
   KernelValue v;
   v.op = ValueOp::Pool;
   v.input = kernel_.values[in.value()].input;
@@ -368,7 +368,7 @@ Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
 Outcome<bool> KernelBuilder::lowerScan(const Node& node, const std::string& b) {
   if (!isNone(node, "dtype")) return Failure{node.where() + ": scans with a dtype are left to PyTorch"};
   auto in = source(node, "self");
-  if (!in) return in.failure();
+  if (!in) return in.error();
   const auto& map = kernel_.values[in.value()].dimMap;
   const int rank = static_cast<int>(map.size());
   int64_t dim = static_cast<int64_t>(number(node, "dim", 0));

@@ -135,7 +135,7 @@ Outcome<bool> KernelBuilder::add(const Node& node) {
   }
   if (!r) {
     *this = std::move(saved);
-    return r.failure();
+    return r.error();
   }
   kernel_.nodeIds.push_back(node.id);
   return true;
@@ -285,14 +285,14 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
   std::vector<int> vals;
   for (const auto& name : argNames) {
     auto v = operand(node, name);
-    if (!v) return v.failure();
+    if (!v) return v.error();
     vals.push_back(v.value());
   }
   std::vector<int> internal;
   for (int v : vals)
     if (v >= 0 && kernel_.values[v].op != ValueOp::Constant) internal.push_back(v);
   auto map = alignedMap(outShape, internal.empty() ? std::vector<int>{-1} : internal, node);
-  if (!map) return map.failure();
+  if (!map) return map.error();
   const int rank = static_cast<int>(outShape.size());
   for (std::size_t i = 0; i < vals.size(); ++i) {
     if (vals[i] >= 0) continue;
@@ -307,7 +307,7 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
       m[p] = map.value()[q];
     }
     auto v = external(t->id, m);
-    if (!v) return v.failure();
+    if (!v) return v.error();
     vals[i] = v.value();
   }
   KernelValue v;
@@ -425,25 +425,25 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
              b == "lift_fresh" || b == "positive")
       fn = "identity";
     auto v = elementwise(node, fn, {"self"}, params);
-    return v ? Outcome<bool>(true) : Outcome<bool>(v.failure());
+    return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
   }
 
   if (binaryOps().count(b)) {
     if (b == "pow" && ov == "Tensor_Scalar") {
       auto v = elementwise(node, "pow_scalar", {"self"}, {number(node, "exponent", 1.0)});
-      return v ? Outcome<bool>(true) : Outcome<bool>(v.failure());
+      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
     }
     if (b == "pow" && ov != "Tensor_Tensor") return Failure{node.where() + ": this pow overload is left to PyTorch"};
     if (b == "div" && node.arg("rounding_mode") && !isNone(node, "rounding_mode"))
       return Failure{node.where() + ": division with a rounding mode is left to PyTorch"};
     if (b == "where") {
       auto v = elementwise(node, "where", {"condition", "self", "other"});
-      return v ? Outcome<bool>(true) : Outcome<bool>(v.failure());
+      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
     }
     const double alpha = number(node, "alpha", 1.0);
     std::string fn = b;
     auto v = elementwise(node, fn == "rsub" ? "sub" : fn, {"self", "other"});
-    if (!v) return v.failure();
+    if (!v) return v.error();
     if ((b == "add" || b == "sub" || b == "rsub") && alpha != 1.0) {
       // a ± alpha·b: rebuild with the scaled operand; rsub is other − alpha·self.
       KernelValue& val = kernel_.values[v.value()];
@@ -467,7 +467,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
     if (node.arg("dtype") && !isNone(node, "dtype")) return Failure{node.where() + ": reductions with a dtype are left to PyTorch"};
     auto src = source(node, selfName);
-    if (!src) return src.failure();
+    if (!src) return src.error();
     const int in = src.value();
     const int rank = static_cast<int>(kernel_.values[in].dimMap.size());
     std::vector<int64_t> dims;
@@ -492,7 +492,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
                         : b == "amax" || b == "max" ? ReduceKind::Max
                                                     : ReduceKind::Min;
       auto r = reduceOut(kind, in, keepdim, out0);
-      if (!r) return r.failure();
+      if (!r) return r.error();
       int result = r.value();
       if (b == "mean") result = binary("div", result, constant(count(dims)));
       bind(out0, result);
@@ -501,11 +501,11 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     if (b == "_softmax" || b == "softmax" || b == "_log_softmax" || b == "log_softmax" || b == "logsumexp") {
       const bool lse = b == "logsumexp";
       auto m = reduceOut(ReduceKind::Max, in, true, "");
-      if (!m) return m.failure();
+      if (!m) return m.error();
       int shifted = binary("sub", in, m.value());
       int e = unary("exp", shifted);
       auto s = reduceOut(ReduceKind::Sum, e, true, "");
-      if (!s) return s.failure();
+      if (!s) return s.error();
       int result;
       if (lse) {
         result = binary("add", unary("log", s.value()), m.value());
@@ -515,7 +515,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
           squeeze.fn = "identity";
           squeeze.args = {result};
           auto r = reduce(node, in, ReduceKind::Sum, dims, false, "");  // only for its dim map
-          if (!r) return r.failure();
+          if (!r) return r.error();
           squeeze.dimMap = kernel_.values[r.value()].dimMap;
           kernel_.values.pop_back();
           result = push(std::move(squeeze));
@@ -538,11 +538,11 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
       for (int64_t i = 0; i < static_cast<int64_t>(normalized->size()); ++i) dims.push_back(rank - 1 - i);
       const double n = count(dims);
       auto sum = reduceOut(ReduceKind::Sum, in, true, "");
-      if (!sum) return sum.failure();
+      if (!sum) return sum.error();
       int mean = binary("div", sum.value(), constant(n));
       int centered = binary("sub", in, mean);
       auto sq = reduceOut(ReduceKind::Sum, binary("mul", centered, centered), true, "");
-      if (!sq) return sq.failure();
+      if (!sq) return sq.error();
       int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(number(node, "eps", 1e-5))));
       int y = binary("mul", centered, rstd);
       for (const char* name : {"weight", "bias"}) {
@@ -557,7 +557,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
         if (auto it = tensors_.find(t->id); it != tensors_.end()) w = it->second.value;
         else {
           auto v = external(t->id, m);
-          if (!v) return v.failure();
+          if (!v) return v.error();
           w = v.value();
         }
         y = binary(std::string(name) == "weight" ? "mul" : "add", y, w);

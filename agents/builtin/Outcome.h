@@ -2,9 +2,9 @@
 // value or a Failure saying what failed and where, so nothing throws across the job thread.
 #pragma once
 
+#include "protocol/Result.h"
+
 #include <string>
-#include <utility>
-#include <variant>
 
 namespace stitch::agents::builtin {
 
@@ -13,19 +13,6 @@ struct Failure {
 };
 
 template <typename T>
-class Outcome {
-public:
-  Outcome(T value) : v_(std::move(value)) {}
-  Outcome(Failure failure) : v_(std::move(failure)) {}
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  explicit operator bool() const { return ok(); }
-  const T& value() const& { return std::get<T>(v_); }
-  T& value() & { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  const Failure& failure() const { return std::get<Failure>(v_); }
-
-private:
-  std::variant<T, Failure> v_;
-};
+using Outcome = protocol::Result<T, Failure>;
 
 }  // namespace stitch::agents::builtin

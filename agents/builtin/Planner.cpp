@@ -52,7 +52,7 @@ public:
         continue;
       }
       close();
-      if (auto r = open_.add(n); !r) plan_.uncovered.push_back({n.op, r.failure().message, n.source});
+      if (auto r = open_.add(n); !r) plan_.uncovered.push_back({n.op, r.error().message, n.source});
       else if (!options_.fuse && n.kind != "view") close();
     }
     close();
@@ -76,7 +76,7 @@ private:
     if (!computes) return;  // views alone move no data
     if (!k) {
       for (int id : ids)
-        plan_.uncovered.push_back({graph_.node(id)->op, k.failure().message, graph_.node(id)->source});
+        plan_.uncovered.push_back({graph_.node(id)->op, k.error().message, graph_.node(id)->source});
       return;
     }
     plan_.kernels.push_back(describe(std::move(k).value()));

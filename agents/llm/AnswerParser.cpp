@@ -26,7 +26,7 @@ std::string language(const std::string& info) {
 
 Outcome<json> planJson(const std::string& answer) {
   auto blocks = fencedBlocks(answer);
-  if (!blocks) return blocks.failure();
+  if (!blocks) return blocks.error();
   std::vector<FencedBlock> json;
   for (const auto& b : blocks.value())
     if (language(b.info) == "json" || b.info.empty()) json.push_back(b);
@@ -76,7 +76,7 @@ Outcome<std::vector<FencedBlock>> fencedBlocks(const std::string& answer) {
 
 Outcome<protocol::PlanParams> parsePlan(const std::string& answer, const PlanContext& context) {
   auto parsed = planJson(answer);
-  if (!parsed) return parsed.failure();
+  if (!parsed) return parsed.error();
   const json& j = parsed.value();
   if (!j.is_object()) return Failure{"the plan must be a JSON object with \"tasks\" and \"uncovered\""};
   if (!j.contains("tasks") || !j["tasks"].is_array() || j["tasks"].empty())
@@ -151,7 +151,7 @@ Outcome<protocol::PlanParams> parsePlan(const std::string& answer, const PlanCon
 
 Outcome<CandidateText> parseCandidate(const std::string& answer) {
   auto blocks = fencedBlocks(answer);
-  if (!blocks) return blocks.failure();
+  if (!blocks) return blocks.error();
   CandidateText c;
   int cudaBlocks = 0, pythonBlocks = 0;
   for (const auto& b : blocks.value()) {

@@ -120,13 +120,13 @@ loop::BrainPlan LlmBrain::plan(const BaselineFacts& facts, const JobRequest& req
   gpu_ = facts.cuda;
   auto graph = builtin::parseGraph(facts.graph);
   if (!graph) {
-    out.reason = graph.failure().message;
+    out.reason = graph.error().message;
     return out;
   }
   auto forward = builtin::findForward(source_);
   if (!forward) forward = builtin::findForward(source_, "");  // a model class named by a directive
   if (!forward) {
-    out.reason = fileName_ + ": " + forward.failure().message;
+    out.reason = fileName_ + ": " + forward.error().message;
     return out;
   }
   forward_ = forward.value();
@@ -156,7 +156,7 @@ loop::BrainPlan LlmBrain::plan(const BaselineFacts& facts, const JobRequest& req
   const bool ok = converse("planner", replan ? "REPLAN" : "PLAN", {prompts::plannerSystem(), {{"user", prompts::plannerUser(in)}}},
                            [&](const std::string& answer) {
                              auto p = parsePlan(answer, context);
-                             if (!p) return p.failure().message;
+                             if (!p) return p.error().message;
                              parsed = p.value();
                              return std::string();
                            },
@@ -204,7 +204,7 @@ std::optional<loop::Draft> LlmBrain::next(const std::optional<loop::Feedback>& l
   const bool ok = converse("coder", phase, {prompts::coderSystem(), {{"user", user}}},
                            [&](const std::string& answer) {
                              auto c = parseCandidate(answer);
-                             if (!c) return c.failure().message;
+                             if (!c) return c.error().message;
                              candidate = c.value();
                              return std::string();
                            },

@@ -10,13 +10,13 @@ namespace {
 
 std::string cudaOf(const std::string& fixture) {
   auto c = testing::fixtureCandidate(fixture);
-  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.failure().message);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
   return c.ok() ? c.value().cuda : "";
 }
 
 std::string pythonOf(const std::string& fixture) {
   auto c = testing::fixtureCandidate(fixture);
-  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.failure().message);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
   return c.ok() ? c.value().python : "";
 }
 
@@ -94,7 +94,7 @@ TEST(Coder, InstanceNormReturnsTheViewOfItsBuffer) {
 TEST(Coder, ReplanCandidatesGenerateForEveryFixture) {
   for (const auto& name : testing::fixtureNames()) {
     auto c = testing::fixtureCandidate(name, PlannerOptions{false});
-    EXPECT_TRUE(c.ok()) << name << ": " << (c.ok() ? "" : c.failure().message);
+    EXPECT_TRUE(c.ok()) << name << ": " << (c.ok() ? "" : c.error().message);
   }
 }
 

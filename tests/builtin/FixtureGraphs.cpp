@@ -44,9 +44,9 @@ Outcome<ForwardSource> fixtureForward(const Graph& graph) {
 
 Outcome<CandidateSource> fixtureCandidate(const std::string& name, PlannerOptions options) {
   auto g = loadFixture(name);
-  if (!g) return g.failure();
+  if (!g) return g.error();
   auto f = fixtureForward(g.value());
-  if (!f) return f.failure();
+  if (!f) return f.error();
   const Plan plan = makePlan(g.value(), {}, options);
   return generateCandidate(g.value(), plan, f.value(), Variant{}, name);
 }

@@ -12,7 +12,7 @@ using testing::loadFixture;
 
 Plan planOf(const std::string& fixture, PlannerOptions options = {}) {
   auto g = loadFixture(fixture);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.failure().message);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
   return g.ok() ? makePlan(g.value(), {}, options) : Plan{};
 }
 

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   for (const auto& name : testing::fixtureNames()) {
     auto c = testing::fixtureCandidate(name);
     if (!c) {
-      std::cerr << name << ": no candidate: " << c.failure().message << "\n";
+      std::cerr << name << ": no candidate: " << c.error().message << "\n";
       ++failures;
       continue;
     }

@@ -21,7 +21,7 @@ const std::string kPlan = R"({"tasks": [{"id": "k0", "title": "Fuse the chain", 
 
 TEST(AnswerParser, ValidPlanBecomesTasks) {
   auto p = parsePlan(fenced(kPlan), kContext);
-  ASSERT_TRUE(p) << p.failure().message;
+  ASSERT_TRUE(p) << p.error().message;
   ASSERT_EQ(p.value().tasks.size(), 1u);
   const auto& t = p.value().tasks[0];
   EXPECT_EQ(t.id, "k0");
@@ -63,14 +63,14 @@ TEST(AnswerParser, InvalidPlansSayExactlyWhy) {
   for (const auto& c : cases) {
     auto p = parsePlan(c.answer, kContext);
     ASSERT_FALSE(p) << c.answer;
-    EXPECT_NE(p.failure().message.find(c.error), std::string::npos) << p.failure().message;
+    EXPECT_NE(p.error().message.find(c.error), std::string::npos) << p.error().message;
   }
 }
 
 TEST(AnswerParser, UncoveredEntriesCountAsCovered) {
   auto p = parsePlan(fenced(R"({"tasks": [{"id": "k0", "title": "t", "technique": "x", "operators": ["mul", "add", "relu"],
       "lines": [1, 2]}], "uncovered": ["aten::sigmoid (line 12): kept in PyTorch"]})"), kContext);
-  ASSERT_TRUE(p) << p.failure().message;
+  ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p.value().uncovered, std::vector<std::string>{"aten::sigmoid (line 12): kept in PyTorch"});
 }
 
@@ -86,7 +86,7 @@ std::string candidate(const std::string& cuda, const std::string& python) {
 
 TEST(AnswerParser, CandidateGivesBothFilesAndTheStrategy) {
   auto c = parseCandidate(candidate(kCuda, kPython));
-  ASSERT_TRUE(c) << c.failure().message;
+  ASSERT_TRUE(c) << c.error().message;
   EXPECT_EQ(c.value().cuda, kCuda);
   EXPECT_EQ(c.value().python, kPython);
   EXPECT_EQ(c.value().strategy, "one fused pass");
@@ -104,7 +104,7 @@ TEST(AnswerParser, InvalidCandidatesSayExactlyWhy) {
   for (const auto& c : cases) {
     auto p = parseCandidate(c.answer);
     ASSERT_FALSE(p) << c.answer;
-    EXPECT_NE(p.failure().message.find(c.error), std::string::npos) << p.failure().message;
+    EXPECT_NE(p.error().message.find(c.error), std::string::npos) << p.error().message;
   }
 }
 
