@@ -19,6 +19,16 @@ std::string seconds(std::chrono::milliseconds ms) {
 
 ChatError protocolError(std::string message) { return {ChatError::Kind::Protocol, 0, std::move(message), true, {}}; }
 
+// What failed before any answer could be read, streamed or whole: the connection, or a non-2xx
+// status in the provider's own error format (with its Retry-After).
+std::optional<ChatError> transportError(const ProviderWire& wire, HttpOutcome& http) {
+  if (http.failure) return std::move(http.failure);
+  if (http.status >= 200 && http.status < 300) return std::nullopt;
+  ChatError e = wire.httpError(http.status, http.errorBody);
+  e.retryAfter = http.retryAfter;
+  return e;
+}
+
 }  // namespace
 
 ChatClient::ChatClient(ProviderSettings settings, Log log)
@@ -73,11 +83,8 @@ ChatResult ChatClient::streamed(const WireRequest& request, const CancelToken& c
   };
   HttpOutcome http = httpPost(request, {settings_.connectTimeout, settings_.totalTimeout}, sink, cancel);
   ChatResult r;
-  if (http.failure) {
-    r.error = std::move(http.failure);
-  } else if (http.status < 200 || http.status >= 300) {
-    r.error = wire_->httpError(http.status, http.errorBody);
-    r.error->retryAfter = http.retryAfter;
+  if (auto transport = transportError(*wire_, http)) {
+    r.error = std::move(transport);
   } else if (auto error = parser.finish()) {
     r.error = decodeError ? *decodeError : protocolError(*error);
   } else if (!decoder->done()) {
@@ -96,16 +103,8 @@ ChatResult ChatClient::whole(const WireRequest& request, const CancelToken& canc
     return std::nullopt;
   };
   HttpOutcome http = httpPost(request, {settings_.connectTimeout, settings_.totalTimeout}, sink, cancel);
-  ChatResult r;
-  if (http.failure) {
-    r.error = std::move(http.failure);
-  } else if (http.status < 200 || http.status >= 300) {
-    r.error = wire_->httpError(http.status, http.errorBody);
-    r.error->retryAfter = http.retryAfter;
-  } else {
-    r = wire_->parseBody(body);
-  }
-  return r;
+  if (auto error = transportError(*wire_, http)) return ChatResult{std::nullopt, std::move(error)};
+  return wire_->parseBody(body);
 }
 
 bool ChatClient::wait(std::chrono::milliseconds delay, const CancelToken& cancel) {
