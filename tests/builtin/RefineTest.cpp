@@ -21,7 +21,7 @@ protected:
     facts.graph = protocol::json::parse(in);
     JobRequest request;
     request.jobId = "j";
-    request.taskFile = testing::sourceDir() / "bench/tasks/12_elementwise_chain.py";
+    request.taskFile = testing::sourceDir() / "bench/tasks/level2/12_elementwise_chain.py";
     ASSERT_TRUE(brain.plan(facts, request, false).generatable);
     dir = std::filesystem::temp_directory_path() / ("stitch-refine-" + std::to_string(::getpid()));
   }
