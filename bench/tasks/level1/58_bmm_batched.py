@@ -1,0 +1,21 @@
+# Batched GEMM through torch.bmm: 64 independent 512x512 @ 512x512 products. (StitchCUDA built-in optimizer suite, KernelBench format)
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return torch.bmm(a, b)
+
+
+def get_inputs():
+    # b is scaled like a weight matrix (1/sqrt(K)) so outputs stay O(1): with two unit-variance
+    # operands, fp32 rounding of each K-long sum alone exceeds the 1e-4 tolerance on small outputs.
+    return [torch.randn(64, 512, 512), torch.randn(64, 512, 512) / 512 ** 0.5]
+
+
+def get_init_inputs():
+    return []

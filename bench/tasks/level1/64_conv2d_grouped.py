@@ -1,0 +1,23 @@
+# Grouped 3x3 Conv2d (ResNeXt-style, 32 groups of 8 channels): 256 -> 256 on 32x256x56x56. (StitchCUDA built-in optimizer suite, KernelBench format)
+import torch
+import torch.nn as nn
+
+# fp32 convolutions: eager PyTorch runs cuDNN convolutions in TF32 by default (bench/results/precision_modes_2026-11-23_h100.md), ~2e-3 from an fp64 truth, which no fp32 kernel can match at 1e-4.
+torch.backends.cudnn.allow_tf32 = False
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(256, 256, kernel_size=3, padding=1, groups=32)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(32, 256, 56, 56)]
+
+
+def get_init_inputs():
+    return []
