@@ -1,0 +1,24 @@
+# 3x3 Conv2d, ReLU, then 2x2 MaxPool2d: 32 -> 64 channels on 16x32x128x128. (StitchCUDA built-in optimizer suite, KernelBench format)
+import torch
+import torch.nn as nn
+
+# fp32 convolutions: eager PyTorch runs cuDNN convolutions in TF32 by default (bench/results/precision_modes_2026-11-23_h100.md), ~2e-3 from an fp64 truth, which no fp32 kernel can match at 1e-4.
+torch.backends.cudnn.allow_tf32 = False
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(32, 64, kernel_size=3, padding=1)
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+
+    def forward(self, x):
+        return self.pool(torch.relu(self.conv(x)))
+
+
+def get_inputs():
+    return [torch.randn(16, 32, 128, 128)]
+
+
+def get_init_inputs():
+    return []
