@@ -15,6 +15,24 @@ std::string fileName(const std::string& path) {
 
 std::string shortOp(const std::string& op) { return op.rfind("aten::", 0) == 0 ? op.substr(6) : op; }
 
+// "2 generated kernel(s) + 1 cuBLASLt call": what a candidate is made of.
+std::string stepsText(const Plan& plan) {
+  std::size_t kernels = 0, gemms = 0, convs = 0;
+  for (const auto& k : plan.kernels) {
+    if (!k.library) ++kernels;
+    else if (k.library->kind == LibraryCall::Kind::Gemm) ++gemms;
+    else ++convs;
+  }
+  std::string s;
+  auto part = [&](std::size_t n, const char* what) {
+    if (n) s += (s.empty() ? "" : " + ") + std::to_string(n) + " " + what;
+  };
+  part(kernels, "generated kernel(s)");
+  part(gemms, "cuBLASLt call(s)");
+  part(convs, "cuDNN call(s)");
+  return s;
+}
+
 }  // namespace
 
 std::vector<Variant> BuiltinBrain::variants() {
@@ -42,7 +60,10 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
     t.id = k.id;
     std::string ops;
     for (const auto& o : k.operators) ops += (ops.empty() ? "" : " + ") + shortOp(o);
-    t.title = (k.operators.size() > 1 ? "Fuse " : "Generate ") + ops;
+    if (k.library)
+      t.title = std::string(k.library->kind == LibraryCall::Kind::Gemm ? "cuBLASLt: " : "cuDNN: ") + ops;
+    else
+      t.title = (k.operators.size() > 1 ? "Fuse " : "Generate ") + ops;
     if (k.firstLine > 0) t.range = {{k.firstLine - 1, 0}, {k.lastLine, 0}};
     t.operators = k.operators;
     t.technique = k.technique;
@@ -116,8 +137,8 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   if (!graph_ || !pick) return std::nullopt;
   tried_.insert(*pick);
   const Variant v = all[*pick];
-  const std::string title = std::to_string(plan_.kernels.size()) + " generated kernel(s) for " +
-                            fileName(graph_->task) + (replanned_ ? ", unfused" : "") + ", " + v.name();
+  const std::string title = stepsText(plan_) + " for " + fileName(graph_->task) + (replanned_ ? ", unfused" : "") +
+                            ", " + v.name();
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);
   if (!c) {
     error = c.error().message;

@@ -3,6 +3,9 @@
 // between kernels and the forward's results), all allocated by ModelNew.
 #include "agents/builtin/Coder.h"
 
+#include "agents/builtin/HostProgram.h"
+#include "agents/builtin/LibraryEmitter.h"
+
 #include <optional>
 #include <set>
 #include <sstream>
@@ -46,6 +49,7 @@ struct Layout {
   std::vector<Slot> slots;
   std::map<std::string, int> index;
   std::map<std::string, std::string> returned;  // each forward result's Python expression
+  std::vector<std::string> buffers;             // tensor ids whose shape and dtype each bufN has
 };
 
 // A result that is a view of a buffer a kernel writes (a reshape after the last kernel, as
@@ -64,6 +68,45 @@ std::optional<std::string> viewExpr(const Graph& graph, const Layout& l, const s
          std::to_string(t->storageOffset - root->storageOffset) + ")";
 }
 
+// The forward's results are fresh tensors every call (outN). Intermediates between steps are
+// planned once: buffers made on the first call and kept, one shared by every intermediate of the
+// same shape and dtype whose lifetimes do not overlap (steps run in order on one stream, so a
+// buffer is free once its last reader has been launched).
+void nameBuffers(const Graph& graph, const Plan& plan, Layout& l) {
+  std::set<int> returnedSlots;
+  for (const auto& o : graph.outputs) {
+    const TensorInfo* t = graph.tensor(o);
+    while (t && !l.index.count(t->id)) t = t->viewOf ? graph.tensor(*t->viewOf) : nullptr;
+    if (t) returnedSlots.insert(l.index.at(t->id));
+  }
+  std::map<std::string, std::size_t> lastRead;
+  for (std::size_t i = 0; i < plan.kernels.size(); ++i)
+    for (const auto& id : plan.kernels[i].reads()) lastRead[id] = i;
+  std::vector<std::size_t> freeAfter;  // per buffer: the last step that reads its current tenant
+  int outs = 0;
+  for (std::size_t step = 0; step < plan.kernels.size(); ++step)
+    for (const auto& id : plan.kernels[step].writes()) {
+      Slot& slot = l.slots[l.index.at(id)];
+      if (!slot.expr.empty()) continue;
+      if (returnedSlots.count(l.index.at(id))) {
+        slot.expr = "out" + std::to_string(outs++);
+        continue;
+      }
+      const TensorInfo* t = graph.tensor(id);
+      std::size_t b = 0;
+      for (; b < l.buffers.size(); ++b) {
+        const TensorInfo* u = graph.tensor(l.buffers[b]);
+        if (freeAfter[b] < step && u->shape == t->shape && u->dtype == t->dtype) break;
+      }
+      if (b == l.buffers.size()) {
+        l.buffers.push_back(id);
+        freeAfter.push_back(0);
+      }
+      freeAfter[b] = lastRead.count(id) ? lastRead[id] : step;
+      slot.expr = "buf" + std::to_string(b);
+    }
+}
+
 Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource& forward) {
   if (!plan.wholeForward())
     return Failure{"the plan leaves " + std::to_string(plan.uncovered.size()) +
@@ -79,20 +122,20 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
   };
   for (std::size_t i = 0; i < graph.inputs.size(); ++i) add(graph.inputs[i], forward.params[i], false);
   for (const auto& k : plan.kernels)
-    for (const auto& in : k.kernel.inputs) {
-      const TensorInfo* t = graph.tensor(in.tensorId);
+    for (const auto& id : k.reads()) {
+      const TensorInfo* t = graph.tensor(id);
       if (t->role == "parameter" || t->role == "buffer") {
         if (!t->name) return Failure{"parameter " + t->id + " has no name; ModelNew cannot register it"};
         add(t->id, "self." + *t->name, false);
       }
     }
-  int outs = 0;
   for (const auto& k : plan.kernels)
-    for (const auto& o : k.kernel.outputs) add(o.tensorId, "out" + std::to_string(outs++), true);
+    for (const auto& id : k.writes()) add(id, "", true);
   for (const auto& k : plan.kernels)
-    for (const auto& in : k.kernel.inputs)
-      if (!l.index.count(in.tensorId))
-        return Failure{"kernel " + k.id + " reads " + in.tensorId + ", which no kernel writes and the forward does not take"};
+    for (const auto& id : k.reads())
+      if (!l.index.count(id))
+        return Failure{"step " + k.id + " reads " + id + ", which no step writes and the forward does not take"};
+  nameBuffers(graph, plan, l);
   for (const auto& o : graph.outputs) {
     auto e = viewExpr(graph, l, o);
     if (!e) return Failure{"the forward returns " + o + ", which is not written by a generated kernel"};
@@ -109,10 +152,21 @@ std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource
                         const std::string& indent) {
   std::ostringstream py;
   const std::string device = forward.params.empty() ? "None" : forward.params[0] + ".device";
+  auto empty = [&](const TensorInfo* t) {
+    return "torch.empty(" + tuple(t->shape) + ", dtype=torch." + t->dtype + ", device=" + device + ")";
+  };
+  if (!l.buffers.empty()) {
+    // Made on the first call (and again only if the device changes), then reused.
+    std::string names;
+    for (std::size_t b = 0; b < l.buffers.size(); ++b) names += (b ? ", " : "") + std::string("buf") + std::to_string(b);
+    py << indent << "buffers = getattr(self, \"_stitch_buffers\", None)\n"
+       << indent << "if buffers is None or buffers[0].device != " << device << ":\n"
+       << indent << "    buffers = self._stitch_buffers = (";
+    for (std::size_t b = 0; b < l.buffers.size(); ++b) py << (b ? ", " : "") << empty(graph.tensor(l.buffers[b]));
+    py << (l.buffers.size() == 1 ? ",)\n" : ")\n") << indent << names << (l.buffers.size() == 1 ? ", = buffers\n" : " = buffers\n");
+  }
   for (const Slot& s : l.slots)
-    if (s.allocated)
-      py << indent << s.expr << " = torch.empty(" << tuple(graph.tensor(s.tensorId)->shape)
-         << ", dtype=torch." << graph.tensor(s.tensorId)->dtype << ", device=" << device << ")\n";
+    if (s.allocated && s.expr.rfind("out", 0) == 0) py << indent << s.expr << " = " << empty(graph.tensor(s.tensorId)) << "\n";
   py << indent << lib << ".forward(";
   for (std::size_t i = 0; i < l.slots.size(); ++i) py << (i ? ", " : "") << l.slots[i].expr;
   py << ")\n" << indent << "return ";
@@ -159,8 +213,19 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
   std::ostringstream cu;
   cu << "// " << title << "\n// Generated by the StitchCUDA built-in coder, variant " << variant.name() << ". Tensors:";
   for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : " ") << lay.slots[i].expr;
-  cu << ".\n" << emitPrelude();
-  for (const auto& k : plan.kernels) cu << emitKernel(k.kernel, k.id, variant, lay.index).device << "\n";
+  bool gemm = false, conv = false;
+  for (const auto& k : plan.kernels) {
+    gemm = gemm || (k.library && k.library->kind == LibraryCall::Kind::Gemm);
+    conv = conv || (k.library && k.library->kind == LibraryCall::Kind::Conv);
+  }
+  cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv);
+  std::vector<std::string> launchers;
+  for (const auto& k : plan.kernels) {
+    const EmittedKernel e =
+        k.library ? emitLibraryCall(*k.library, k.id, lay.index) : emitKernel(k.kernel, k.id, variant, lay.index);
+    cu << e.device << "\n";
+    launchers.push_back(e.launcher);
+  }
 
   // Every slot is checked against the captured layout: the kernels bake these shapes in.
   cu << "static const int32_t kDtype[] = {";
@@ -174,17 +239,16 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
     const TensorInfo* t = graph.tensor(lay.slots[i].tensorId);
     cu << (i ? ", " : "") << cArray(lay.slots[i].allocated ? contiguousStrides(t->shape) : t->strides);
   }
-  cu << "};\n\n"
-     << "extern \"C\" int stitch_forward(const StitchTensor* t, int32_t n, cudaStream_t stream) {\n"
-     << "  if (n != " << lay.slots.size() << ") return (int)cudaErrorInvalidValue;\n"
-     << "  for (int i = 0; i < n; ++i) {\n"
-     << "    if (t[i].dtype != kDtype[i] || t[i].ndim != kNdim[i]) return (int)cudaErrorInvalidValue;\n"
-     << "    for (int d = 0; d < t[i].ndim; ++d)\n"
-     << "      if (t[i].sizes[d] != kSizes[i][d] || (kSizes[i][d] != 1 && t[i].strides[d] != kStrides[i][d]))\n"
-     << "        return (int)cudaErrorInvalidValue;\n"
-     << "  }\n  int status = 0;\n";
-  for (const auto& k : plan.kernels) cu << "  if ((status = launch_" << k.id << "(t, stream)) != 0) return status;\n";
-  cu << "  return 0;\n}\n";
+  cu << "};\n";
+  const std::string checks =
+      "  for (int i = 0; i < n; ++i) {\n"
+      "    if (t[i].dtype != kDtype[i] || t[i].ndim != kNdim[i]) return (int)cudaErrorInvalidValue;\n"
+      "    for (int d = 0; d < t[i].ndim; ++d)\n"
+      "      if (t[i].sizes[d] != kSizes[i][d] || (kSizes[i][d] != 1 && t[i].strides[d] != kStrides[i][d]))\n"
+      "        return (int)cudaErrorInvalidValue;\n"
+      "  }\n";
+  // One step gains nothing from a graph; several replay as one launch.
+  cu << emitHostEntry(launchers, lay.slots.size(), checks, plan.kernels.size() >= 2);
 
   std::ostringstream py;
   py << "# " << title << "\n# Generated by the StitchCUDA built-in coder: allocation and one library call per forward.\n"
@@ -207,7 +271,7 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
   if (!l) return "";
   const std::string& in = forward.bodyIndent;
   std::ostringstream py;
-  py << in << "# StitchCUDA: " << plan.kernels.size() << " generated kernel(s), one library call per forward\n"
+  py << in << "# StitchCUDA: " << plan.kernels.size() << " step(s) in one compiled library, one call per forward\n"
      << in << "from stitchcuda_harness.abi import load_library\n"
      << in << "if not hasattr(self, \"_stitch_lib\"):\n"
      << in << "    self._stitch_lib = load_library(\"" << libraryPath << "\")\n"

@@ -12,9 +12,8 @@
 #include <sstream>
 
 namespace stitch::agents::builtin {
-namespace {
 
-std::string lit(double v) {
+std::string floatLiteral(double v) {
   if (std::isnan(v)) return "__int_as_float(0x7fc00000)";
   if (std::isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
   char buf[64];
@@ -24,10 +23,12 @@ std::string lit(double v) {
   return "(" + s + "f)";
 }
 
+namespace {
+
 std::string i64(int64_t v) { return "(int64_t)" + std::to_string(v) + "LL"; }
 
 std::string call(const std::string& fn, const std::vector<std::string>& a, const std::vector<double>& p) {
-  auto P = [&](std::size_t i) { return lit(p.at(i)); };
+  auto P = [&](std::size_t i) { return floatLiteral(p.at(i)); };
   const std::string& x = a[0];
   if (fn == "identity" || fn == "positive") return x;
   if (fn == "relu") return "fmaxf(" + x + ", 0.0f)";
@@ -294,7 +295,7 @@ private:
     const KernelValue& v = k_.values[id];
     std::string expr;
     switch (v.op) {
-      case ValueOp::Constant: return lit(v.params.at(0));
+      case ValueOp::Constant: return floatLiteral(v.params.at(0));
       case ValueOp::Reduce: return "red" + std::to_string(id);
       case ValueOp::ArgIndex: return "idx" + std::to_string(v.args.at(0));
       case ValueOp::Scan: return "scan" + std::to_string(id);

@@ -28,6 +28,9 @@ struct EmittedKernel {
 EmittedKernel emitKernel(const FusedKernel& kernel, const std::string& name, const Variant& variant,
                          const std::map<std::string, int>& slots);
 
+// A float constant as CUDA source, exact to float precision, NaN and infinities included.
+std::string floatLiteral(double v);
+
 // Device helpers every generated file starts with (math functions, block reductions).
 std::string emitPrelude();
 

@@ -161,7 +161,8 @@ const Node* Graph::node(int id) const {
   return it == nodeIndex_.end() ? nullptr : &nodes[it->second];
 }
 
-Outcome<Graph> parseGraph(const json& j) {
+Outcome<Graph> parseGraph(const json& raw) {
+  const json j = normalizeGraph(raw);
   try {
     Graph g;
     const auto schema = get<std::string>(j, "schema", "graph");

@@ -87,12 +87,28 @@ struct Graph {
   const Node* node(int id) const;
 
 private:
-  friend Outcome<Graph> parseGraph(const nlohmann::json& j);
+  friend // Normalizes first (normalizeGraph), then types the graph.
+Outcome<Graph> parseGraph(const nlohmann::json& j);
+
+// The brain's view of a capture (GraphNormalize.cpp): `_unsafe_view` is a view; addmm/baddbmm
+// become mm/bmm followed by explicit scale and add nodes; a convolution's bias becomes an add of
+// a [C, 1, ...] view after a bias-free convolution. Library calls then carry no epilogue of their
+// own, and the planner decides where each epilogue op runs (the library's epilogue or a fused
+// generated kernel).
+nlohmann::json normalizeGraph(nlohmann::json graph);
   std::map<std::string, std::size_t> tensorIndex_;
   std::map<int, std::size_t> nodeIndex_;
 };
 
+// Normalizes first (normalizeGraph), then types the graph.
 Outcome<Graph> parseGraph(const nlohmann::json& j);
+
+// The brain's view of a capture (GraphNormalize.cpp): `_unsafe_view` is a view; addmm/baddbmm
+// become mm/bmm followed by explicit scale and add nodes; a convolution's bias becomes an add of
+// a [C, 1, ...] view after a bias-free convolution. Library calls then carry no epilogue of their
+// own, and the planner decides where each epilogue op runs (the library's epilogue or a fused
+// generated kernel).
+nlohmann::json normalizeGraph(nlohmann::json graph);
 
 // Reads scalars as numbers: ints and bools widen to double; anything else is nullopt.
 std::optional<double> asNumber(const ScalarValue& v);

@@ -1,6 +1,9 @@
 // Greedy fusion over the graph's topological order; see Planner.h. A node joins the open
 // kernel when KernelBuilder accepts it; otherwise the kernel closes (writing what later nodes
-// or the forward's result need) and the node opens the next one, or stays in PyTorch.
+// or the forward's result need) and the node opens the next one, or stays in PyTorch. A heavy
+// operator closes the open kernel and becomes a library step; the nodes right after it fold
+// into the library's epilogue while it can apply them, and the rest of the tail fuses into the
+// next generated kernel, which reads the library's output once.
 #include "agents/builtin/Planner.h"
 
 #include "agents/builtin/KernelBuilder.h"
@@ -39,9 +42,20 @@ public:
 
   Plan run() {
     for (const auto& u : graph_.uncovered) plan_.uncovered.push_back({u.op, u.reason, u.source});
+    const std::set<int> operandViews = libraryOperandViews();
     for (const Node& n : graph_.nodes) {
       // An allocation alone moves no data; a node that reads it finds no writer and says so.
       if (classifyOp(n.op) == OpClass::Allocation) continue;
+      // A library call reads its operands through their strides (linear's transposed weight).
+      if (operandViews.count(n.id)) continue;
+      if (isLibraryOp(n.op)) {
+        close();
+        if (auto call = matchLibraryCall(graph_, n)) library_ = std::move(call).value();
+        else plan_.uncovered.push_back({n.op, call.error().message, n.source});
+        continue;
+      }
+      if (library_ && foldIntoLibrary(n)) continue;
+      if (n.kind != "view") closeLibrary();
       if (classifyOp(n.op) == OpClass::Unsupported) {
         close();
         plan_.uncovered.push_back({n.op, "no generated kernel for this operator; it stays in PyTorch", n.source});
@@ -61,7 +75,52 @@ public:
   }
 
 private:
+  // View nodes whose results only library calls read (directly or through further views).
+  std::set<int> libraryOperandViews() const {
+    std::set<int> views;
+    for (auto it = graph_.nodes.rbegin(); it != graph_.nodes.rend(); ++it) {
+      if (it->kind != "view" || it->outputs.size() != 1) continue;
+      const std::string& out = it->outputs[0];
+      bool onlyLibrary = std::find(graph_.outputs.begin(), graph_.outputs.end(), out) == graph_.outputs.end();
+      bool read = false;
+      for (const Node& m : graph_.nodes) {
+        if (!onlyLibrary) break;
+        for (const Argument& a : m.inputs) {
+          if (a.tensor != out && std::find(a.tensors.begin(), a.tensors.end(), out) == a.tensors.end()) continue;
+          read = true;
+          onlyLibrary = onlyLibrary && (isLibraryOp(m.op) || views.count(m.id));
+        }
+      }
+      if (read && onlyLibrary) views.insert(it->id);
+    }
+    return views;
+  }
+
+  // Folds `n` into the open library call's epilogue when the library can apply it and nothing
+  // else reads the output it replaces; only while no generated kernel has started after the call.
+  bool foldIntoLibrary(const Node& n) {
+    if (!options_.fuse || !onlyViewsOpen()) return false;
+    if (consumedOutside(library_->output(), {n.id})) return false;
+    LibraryCall folded = *library_;
+    if (!foldEpilogue(folded, graph_, n)) return false;
+    library_ = std::move(folded);
+    return true;
+  }
+
+  bool onlyViewsOpen() const {
+    for (int id : open_.kernel().nodeIds)
+      if (graph_.node(id)->kind != "view") return false;
+    return true;
+  }
+
+  void closeLibrary() {
+    if (!library_) return;
+    plan_.kernels.push_back(describe(std::move(*library_)));
+    library_.reset();
+  }
+
   void close() {
+    closeLibrary();
     if (open_.empty()) return;
     const auto ids = open_.kernel().nodeIds;
     std::set<int> inKernel(ids.begin(), ids.end());
@@ -104,12 +163,42 @@ private:
     return false;
   }
 
+  PlannedKernel describe(LibraryCall call) {
+    PlannedKernel p;
+    p.id = "k" + std::to_string(plan_.kernels.size());
+    account(p, call.nodeIds);
+    std::set<std::string> roots;
+    for (const auto& id : call.reads())
+      if (roots.insert(id).second) p.floorBytes += bytesOf(*graph_.tensor(id));
+    p.floorBytes += bytesOf(*graph_.tensor(call.output()));
+    if (p.eagerBytes > 0)
+      p.expectedGainPct = std::max(0.0, 100.0 * (1.0 - static_cast<double>(p.floorBytes) / p.eagerBytes));
+    p.technique = call.describe();
+    p.library = std::move(call);
+    return p;
+  }
+
   PlannedKernel describe(FusedKernel k) {
     PlannedKernel p;
     p.id = "k" + std::to_string(plan_.kernels.size());
+    const std::size_t ops = account(p, k.nodeIds);
+    std::set<std::string> roots;
+    for (const auto& in : k.inputs)
+      if (roots.insert(in.tensorId).second) p.floorBytes += bytesOf(*graph_.tensor(in.tensorId));
+    for (const auto& out : k.outputs) p.floorBytes += bytesOf(*graph_.tensor(out.tensorId));
+    if (p.eagerBytes > 0)
+      p.expectedGainPct = std::max(0.0, 100.0 * (1.0 - static_cast<double>(p.floorBytes) / p.eagerBytes));
+    p.technique = techniqueOf(k, ops);
+    p.kernel = std::move(k);
+    return p;
+  }
+
+  // Operators, source lines, measured time and eager traffic of a step's nodes; returns how
+  // many of them compute.
+  std::size_t account(PlannedKernel& p, const std::vector<int>& nodeIds) {
     std::set<int> lines;
     std::size_t ops = 0;
-    for (int id : k.nodeIds) {
+    for (int id : nodeIds) {
       const Node* n = graph_.node(id);
       if (n->source && !n->source->file.empty()) lines.insert(n->source->line);
       if (n->kind == "view") continue;
@@ -119,10 +208,6 @@ private:
         if (a.tensor) p.eagerBytes += bytesOf(*graph_.tensor(*a.tensor));
       for (const auto& o : n->outputs) p.eagerBytes += bytesOf(*graph_.tensor(o));
     }
-    std::set<std::string> roots;
-    for (const auto& in : k.inputs)
-      if (roots.insert(in.tensorId).second) p.floorBytes += bytesOf(*graph_.tensor(in.tensorId));
-    for (const auto& out : k.outputs) p.floorBytes += bytesOf(*graph_.tensor(out.tensorId));
     if (!lines.empty()) {
       p.firstLine = *lines.begin();
       p.lastLine = *lines.rbegin();
@@ -132,11 +217,7 @@ private:
         if (auto it = times_.find(l); it != times_.end()) us += it->second, any = true;
       if (any) p.measuredUs = us;
     }
-    if (p.eagerBytes > 0)
-      p.expectedGainPct = std::max(0.0, 100.0 * (1.0 - static_cast<double>(p.floorBytes) / p.eagerBytes));
-    p.technique = techniqueOf(k, ops);
-    p.kernel = std::move(k);
-    return p;
+    return ops;
   }
 
   // Measured time first (where the time goes); bytes that must move when nothing was measured.
@@ -155,10 +236,25 @@ private:
   const std::map<int, double>& times_;
   PlannerOptions options_;
   KernelBuilder open_;
+  std::optional<LibraryCall> library_;  // the library step whose epilogue may still grow
   Plan plan_;
 };
 
 }  // namespace
+
+std::vector<std::string> PlannedKernel::reads() const {
+  if (library) return library->reads();
+  std::vector<std::string> r;
+  for (const auto& in : kernel.inputs) r.push_back(in.tensorId);
+  return r;
+}
+
+std::vector<std::string> PlannedKernel::writes() const {
+  if (library) return {library->output()};
+  std::vector<std::string> w;
+  for (const auto& o : kernel.outputs) w.push_back(o.tensorId);
+  return w;
+}
 
 int64_t Plan::floorBytes() const {
   int64_t b = 0;

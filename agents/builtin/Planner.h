@@ -5,15 +5,18 @@
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"
+#include "agents/builtin/LibraryCall.h"
 
 #include <map>
 #include <optional>
 
 namespace stitch::agents::builtin {
 
+// One step of the program: a generated kernel, or a library call (with its folded epilogue).
 struct PlannedKernel {
   std::string id;  // "k0", "k1", ... in execution order
-  FusedKernel kernel;
+  FusedKernel kernel;                  // when `library` is empty
+  std::optional<LibraryCall> library;  // cuBLASLt / cuDNN
   int firstLine = 0;  // one-based source lines of the kernel's nodes (0 when unknown)
   int lastLine = 0;
   std::vector<std::string> operators;
@@ -22,6 +25,9 @@ struct PlannedKernel {
   int64_t floorBytes = 0;  // what the fused kernel must move: its inputs once, its outputs once
   std::optional<double> measuredUs;  // reference time of its source lines, when profiled
   double expectedGainPct = 0;        // 1 - floorBytes / eagerBytes
+
+  std::vector<std::string> reads() const;   // the ABI tensors it reads
+  std::vector<std::string> writes() const;  // the tensors it writes
 };
 
 struct Plan {
@@ -33,7 +39,7 @@ struct Plan {
 };
 
 struct PlannerOptions {
-  bool fuse = true;  // false: one kernel per operator (the REPLAN fallback after failures)
+  bool fuse = true;  // false: one kernel per operator and no library epilogues (the REPLAN fallback)
 };
 
 // `lineTimesUs`: the reference's time per one-based source line of the task file.

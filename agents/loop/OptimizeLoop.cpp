@@ -88,7 +88,7 @@ private:
     plan_ = p.plan;
     for (auto& t : plan_.tasks) t.status = p.generatable ? "active" : "skipped";
     context_.emit(plan_);
-    log(replan ? "REPLAN" : "PLAN", std::to_string(plan_.tasks.size()) + " generated kernel(s) planned, " +
+    log(replan ? "REPLAN" : "PLAN", std::to_string(plan_.tasks.size()) + " step(s) planned, " +
                                         std::to_string(plan_.uncovered.size()) + " operator(s) left in PyTorch");
     if (!p.generatable) {
       noPlanReason_ = "no candidate: " + p.reason;

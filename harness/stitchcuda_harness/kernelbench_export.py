@@ -13,7 +13,7 @@ import torch
 
 from .candidate_files import resolve_candidate
 from .errors import HarnessError
-from .nvcc_build import INCLUDE_DIR
+from .nvcc_build import INCLUDE_DIR, find_nvcc, library_flags
 
 _WRAPPER = r'''
 #include <torch/extension.h>
@@ -66,6 +66,11 @@ def export_source(candidate: str) -> str:
     if "stitch_abi.h" in cuda:
         raise HarnessError("export_failed", "could not inline stitch_abi.h", files.cuda)
     name = "stitch_" + hashlib.sha256((cuda + py).encode()).hexdigest()[:12]
+    # The libraries the candidate calls, linked as the fast path links them (-I/-L of a cuDNN
+    # that came as a pip wheel are this machine's paths).
+    flags = library_flags(cuda, find_nvcc())
+    includes = [f"-I{flags[i + 1]}" for i, f in enumerate(flags) if f == "-I"]
+    ldflags = [f for i, f in enumerate(flags) if f != "-I" and (i == 0 or flags[i - 1] != "-I")]
     future = [l for l in py.splitlines() if l.startswith("from __future__")]
     body = [l for l in py.splitlines() if not l.startswith("from __future__")
             and not re.match(r"^\s*from\s+stitchcuda_harness\.abi\s+import\s+load_library\s*$", l)]
@@ -73,7 +78,8 @@ def export_source(candidate: str) -> str:
                       f"_CUDA_SOURCE = r'''{cuda}\n{_WRAPPER}'''", "",
                       f"_ext = load_inline(name={name!r}, cpp_sources=['void stitch_forward_torch(std::vector<torch::Tensor> tensors);'],",
                       "                   cuda_sources=[_CUDA_SOURCE], functions=['stitch_forward_torch'],",
-                      "                   extra_cuda_cflags=['-O3'], verbose=False)", "", "",
+                      f"                   extra_cuda_cflags={['-O3'] + includes!r}, extra_ldflags={ldflags!r}, verbose=False)",
+                      "", "",
                       "class _InlineLibrary:",
                       '    """Same interface as stitchcuda_harness.abi.StitchLibrary: one call per forward."""', "",
                       "    def forward(self, *tensors):", "        _ext.stitch_forward_torch(list(tensors))", "", "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
@@ -69,6 +70,30 @@ def default_arch() -> str:
     return "sm_90"
 
 
+def library_flags(text: str, nvcc: Optional[str]) -> list[str]:
+    """-I/-L/-l for the libraries whose headers the source includes."""
+    used = [header for header in _LIBRARIES if f"<{header}>" in text or f'"{header}"' in text]
+    return [flag for header in used for flag in _library_paths(header, nvcc)] + [f"-l{_LIBRARIES[h]}" for h in used]
+
+
+def _library_paths(header: str, nvcc: Optional[str]) -> list[str]:
+    """-I/-L for a library whose header is not in the toolkit's include folder: cuDNN often comes
+    as a pip wheel (nvidia-cudnn-*, the one PyTorch loads) rather than with the toolkit."""
+    toolkit = os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if nvcc else "/usr/local/cuda"
+    if os.path.isfile(os.path.join(toolkit, "include", header)):
+        return []
+    package = {"cudnn.h": "nvidia.cudnn", "cublasLt.h": "nvidia.cublas", "cublas_v2.h": "nvidia.cublas"}.get(header)
+    try:
+        spec = importlib.util.find_spec(package) if package else None
+    except ModuleNotFoundError:
+        spec = None
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        if os.path.isfile(os.path.join(root, "include", header)):
+            lib = os.path.join(root, "lib")
+            return ["-I", os.path.join(root, "include"), "-L", lib, "-Xlinker", f"-rpath={lib}"]
+    return []
+
+
 def _nvcc_version(nvcc: str) -> str:
     out = subprocess.run([nvcc, "--version"], capture_output=True, text=True)
     return out.stdout.strip().splitlines()[-1] if out.stdout else "unknown"
@@ -116,9 +141,9 @@ class Builder:
         return h.hexdigest()[:32]
 
     def command(self, source: str, output: str, text: str) -> list[str]:
-        libs = [f"-l{lib}" for header, lib in _LIBRARIES.items() if f"<{header}>" in text or f'"{header}"' in text]
         return [self.nvcc or "nvcc", "-O3", "-std=c++17", "-lineinfo", "-shared", "-Xcompiler", "-fPIC",
-                f"-arch={self.arch}", "-I", INCLUDE_DIR, *self.extra_flags, "-o", output, source, *libs]
+                f"-arch={self.arch}", "-I", INCLUDE_DIR, *self.extra_flags, "-o", output, source,
+                *library_flags(text, self.nvcc)]
 
     def build(self, source: str) -> BuildResult:
         source = os.path.abspath(source)

@@ -36,7 +36,7 @@ _LOW_PRECISION = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "autoca
 
 # C++/CUDA patterns: (regex, check, precision kind or None, message)
 _CXX_RULES: list[tuple[re.Pattern[str], str, Optional[str], str]] = [
-    (re.compile(r"\bcudaStreamCreate\w*\s*\("), "side_stream", None, "creates its own CUDA stream"),
+    (re.compile(r"\bcudaStreamCreate\w*\s*\(\s*&?\s*(\w+)"), "side_stream", None, "creates its own CUDA stream"),
     (re.compile(r"\bcudaStreamPerThread\b|\bcudaLaunchHostFunc\b"), "side_stream", None, "launches outside the given stream"),
     (re.compile(r"\bstd::thread\b|\bpthread_create\b|\bstd::async\b"), "extra_thread", None, "starts host threads"),
     (re.compile(r"\b__half2?\b|\b__float2half\w*|\bhalf2\b|\bCUDNN_DATA_HALF\b|CUBLAS_COMPUTE_32F_FAST_16F|CUBLAS_COMPUTE_16F"),
@@ -68,13 +68,26 @@ def scan_cxx(text: str, file: str, first_line: int, ctx: StaticContext, torch_al
     for pattern, check, precision, message in _CXX_RULES:
         if check == "pytorch_compute" and not torch_allowed:
             continue  # a fast-path .cu cannot call ATen: it is built without PyTorch headers
-        for m in pattern.finditer(_strip_cxx_comments(text)):
+        code = _strip_cxx_comments(text)
+        for m in pattern.finditer(code):
             if precision and precision in ctx.allowed_precision:
+                continue
+            if check == "side_stream" and m.groups() and _capture_only_stream(code, m.group(1)):
                 continue
             line = first_line + text.count("\n", 0, m.start())
             out.append(Finding(check, f"{message}: '{m.group(0).strip()}'", "static", file, line,
                                {"precision": precision} if precision else {}))
     return out
+
+
+def _capture_only_stream(code: str, name: str) -> bool:
+    """A stream that only records a CUDA-graph capture runs nothing: it is begun with
+    cudaStreamBeginCapture and nothing is launched on it (no <<<...>>> and no *Launch* call
+    names it). What is captured is still checked at run time: the profiler sees every kernel,
+    so work that runs on any stream but the caller's is a side_stream finding there."""
+    captured = re.search(rf"\bcudaStreamBeginCapture\s*\(\s*{re.escape(name)}\b", code)
+    launched = re.search(rf"<<<[^>]*\b{re.escape(name)}\b[^>]*>>>|\w*Launch\w*\s*\([^;]*\b{re.escape(name)}\b", code)
+    return captured is not None and launched is None
 
 
 def _strip_cxx_comments(text: str) -> str:

@@ -1,6 +1,7 @@
-"""Generates the candidate of every graph fixture and compiles each with nvcc the way the
-harness's fast path does (nvcc_build.py: -O3 -std=c++17 -shared -Xcompiler -fPIC), for sm_90;
-fails naming each candidate that does not generate or compile, with nvcc's first errors."""
+"""Generates the candidate of every graph fixture and compiles and links each with nvcc exactly
+as the harness's fast path does (nvcc_build.Builder's command, cuBLASLt and cuDNN linked where
+used), for sm_90; fails naming each candidate that does not generate or compile, with nvcc's
+first errors."""
 from __future__ import annotations
 
 import argparse
@@ -9,12 +10,14 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness"))
+from stitchcuda_harness.nvcc_build import Builder  # noqa: E402
+
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--generator", required=True)
     ap.add_argument("--nvcc", required=True)
-    ap.add_argument("--include", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
@@ -22,9 +25,12 @@ def main() -> int:
     sys.stderr.write(gen.stderr)
     sources = [line for line in gen.stdout.splitlines() if line.endswith(".cu")]
 
+    builder = Builder(args.out, arch="sm_90")
+    builder.nvcc = args.nvcc
+
     def build(src: str) -> tuple[str, int, str]:
-        cmd = [args.nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-I", args.include,
-               "-o", os.path.join(os.path.dirname(src), "libcandidate.so"), src]
+        with open(src) as f:
+            cmd = builder.command(src, os.path.join(os.path.dirname(src), "libcandidate.so"), f.read())
         p = subprocess.run(cmd, capture_output=True, text=True)
         return src, p.returncode, (p.stdout + p.stderr).strip()
 

@@ -8,7 +8,7 @@ import unittest
 
 from tests.harness import REPO
 from stitchcuda_harness.candidate_files import resolve_candidate
-from stitchcuda_harness.static_guards import StaticContext, scan_candidate, scan_python
+from stitchcuda_harness.static_guards import StaticContext, scan_candidate, scan_cxx, scan_python
 from stitchcuda_harness.verdict import CHECK_NAMES
 
 HERE = os.path.join(REPO, "tests", "harness")
@@ -87,6 +87,35 @@ class PythonRulesTest(unittest.TestCase):
     def test_cxx_allocation_is_allowed(self) -> None:
         src = 'cpp = """\n#include <torch/extension.h>\nauto out = torch::empty_like(x);\n"""\n'
         self.assertEqual(self.checks(src), set())
+
+
+class CaptureStreamTest(unittest.TestCase):
+    """A stream made only to record a CUDA-graph capture (the built-in coder's replay) is not a
+    side stream; one that anything is launched on still is."""
+
+    CAPTURE = ("static cudaStream_t cap = nullptr;\n"
+               "int f(cudaStream_t stream) {\n"
+               "  if (!cap) cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking);\n"
+               "  cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal);\n"
+               "  run(cap);\n  cudaStreamEndCapture(cap, &graph);\n"
+               "  return cudaGraphLaunch(exec, stream);\n}\n")
+
+    def checks(self, code: str) -> set[str]:
+        return {f.check for f in scan_cxx(code, "c.cu", 1, StaticContext(), False)}
+
+    def test_capture_only_stream_is_clean(self) -> None:
+        self.assertEqual(self.checks(self.CAPTURE), set())
+
+    def test_graph_launched_on_the_capture_stream_is_a_side_stream(self) -> None:
+        self.assertEqual(self.checks(self.CAPTURE.replace("cudaGraphLaunch(exec, stream)", "cudaGraphLaunch(exec, cap)")),
+                         {"side_stream"})
+
+    def test_kernel_launched_on_it_is_a_side_stream(self) -> None:
+        self.assertEqual(self.checks(self.CAPTURE.replace("run(cap);", "k<<<1, 32, 0, cap>>>();")), {"side_stream"})
+
+    def test_stream_never_captured_is_a_side_stream(self) -> None:
+        self.assertEqual(self.checks(self.CAPTURE.replace("cudaStreamBeginCapture(cap,", "cudaStreamQuery(cap,")),
+                         {"side_stream"})
 
 
 if __name__ == "__main__":

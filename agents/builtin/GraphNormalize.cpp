@@ -1,0 +1,179 @@
+// Rewrites of the captured graph before it is typed; see normalizeGraph in GraphIR.h.
+#include "agents/builtin/GraphIR.h"
+
+#include "agents/builtin/NodeArgs.h"
+
+#include <algorithm>
+
+namespace stitch::agents::builtin {
+namespace {
+
+using nlohmann::json;
+
+class Normalizer {
+public:
+  explicit Normalizer(json graph) : g_(std::move(graph)) {
+    for (const json& n : g_["nodes"]) nextNode_ = std::max(nextNode_, n.value("id", 0) + 1);
+    for (const json& t : g_["tensors"]) byId_[t.value("id", "")] = t;
+  }
+
+  json run() {
+    json nodes = json::array();
+    for (json& n : g_["nodes"]) {
+      const std::string base = baseName(n.value("op", ""));
+      if (base == "_unsafe_view") markView(n);
+      if (base == "slice") wholeSliceAsView(n);
+      if ((base == "addmm" || base == "baddbmm") && splitAddmm(n, base, nodes)) continue;
+      if (base == "convolution" && splitConvBias(n, nodes)) continue;
+      nodes.push_back(n);
+    }
+    g_["nodes"] = std::move(nodes);
+    for (json& t : added_) g_["tensors"].push_back(std::move(t));
+    return std::move(g_);
+  }
+
+private:
+  static const json* input(const json& node, const std::string& name) {
+    for (const json& a : node["inputs"])
+      if (a.value("name", "") == name) return &a;
+    return nullptr;
+  }
+
+  static double scalarOr(const json& node, const std::string& name, double fallback) {
+    const json* a = input(node, name);
+    if (!a || !a->contains("value") || !(*a)["value"].is_number()) return fallback;
+    return (*a)["value"].get<double>();
+  }
+
+  // `_unsafe_view` only reshapes (ATen uses it where autograd need not track the alias): the
+  // harness records it as compute with no base, which would make a copy kernel of a reshape.
+  void markView(json& n) {
+    const json* self = input(n, "self");
+    if (!self || !self->contains("tensor") || n["outputs"].size() != 1) return;
+    n["kind"] = "view";
+    const std::string out = n["outputs"][0];
+    for (json& t : g_["tensors"])
+      if (t.value("id", "") == out) t["view_of"] = (*self)["tensor"];
+  }
+
+  // x[:, :, None] slices every dim whole: the same tensor, which a reshape says more plainly.
+  void wholeSliceAsView(json& n) {
+    const json* self = input(n, "self");
+    if (!self || !self->contains("tensor") || n["outputs"].size() != 1) return;
+    const std::vector<int64_t> in = byId_[(*self)["tensor"]]["shape"];
+    const std::vector<int64_t> out = byId_[n["outputs"][0]]["shape"];
+    const double step = scalarOr(n, "step", 1.0), start = scalarOr(n, "start", 0.0);
+    if (in != out || step != 1.0 || start != 0.0) return;
+    n["op"] = "aten::view";
+    n["inputs"] = json::array({*self, valueArg("size", out)});
+  }
+
+  std::string newTensor(const json& like, std::vector<int64_t> shape, std::optional<std::string> viewOf = {}) {
+    json t = like;
+    t["id"] = "n" + std::to_string(added_.size());
+    t["shape"] = shape;
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+    t["strides"] = strides;
+    t["storage_offset"] = viewOf ? byId_[*viewOf].value("storage_offset", 0) : 0;
+    t["role"] = "intermediate";
+    t["name"] = nullptr;
+    t["view_of"] = viewOf ? json(*viewOf) : json(nullptr);
+    added_.push_back(t);
+    return t["id"];
+  }
+
+  json node(const json& like, const std::string& op, json inputs, const std::string& out,
+            const std::string& kind = "compute") {
+    json n = like;
+    n["id"] = nextNode_++;
+    n["op"] = op;
+    n["inputs"] = std::move(inputs);
+    n["outputs"] = json::array({out});
+    n["kind"] = kind;
+    return n;
+  }
+
+  static json tensorArg(const std::string& name, const std::string& id) { return {{"name", name}, {"tensor", id}}; }
+  static json valueArg(const std::string& name, json v) { return {{"name", name}, {"value", std::move(v)}}; }
+
+  // addmm(self, mat1, mat2, beta, alpha) = beta * self + alpha * (mat1 @ mat2): the product
+  // becomes mm (bmm for baddbmm), and the scaling and the add explicit nodes after it, which
+  // the planner folds into the library's epilogue or fuses into a generated kernel.
+  bool splitAddmm(const json& n, const std::string& base, json& nodes) {
+    const json* self = input(n, "self");
+    const json* a = input(n, base == "addmm" ? "mat1" : "batch1");
+    const json* b = input(n, base == "addmm" ? "mat2" : "batch2");
+    if (!self || !a || !b || !self->contains("tensor") || !a->contains("tensor") || !b->contains("tensor") ||
+        n["outputs"].size() != 1)
+      return false;
+    const double beta = scalarOr(n, "beta", 1.0), alpha = scalarOr(n, "alpha", 1.0);
+    const std::string out = n["outputs"][0];
+    const json& outInfo = byId_[out];
+    const std::vector<int64_t> shape = outInfo["shape"];
+    std::string product = newTensor(outInfo, shape);
+    nodes.push_back(node(n, base == "addmm" ? "aten::mm" : "aten::bmm",
+                         json::array({tensorArg("self", (*a)["tensor"]), tensorArg("mat2", (*b)["tensor"])}), product));
+    const bool last = beta == 0.0;
+    if (alpha != 1.0) {
+      const std::string scaled = last ? out : newTensor(outInfo, shape);
+      nodes.push_back(node(n, "aten::mul.Scalar", json::array({tensorArg("self", product), valueArg("other", alpha)}),
+                           scaled));
+      product = scaled;
+    }
+    if (last) {
+      if (alpha == 1.0) nodes.back()["outputs"] = json::array({out});
+      return true;
+    }
+    std::string addend = (*self)["tensor"];
+    if (beta != 1.0) {
+      const std::vector<int64_t> selfShape = byId_[addend]["shape"];
+      const std::string scaled = newTensor(byId_[addend], selfShape);
+      nodes.push_back(node(n, "aten::mul.Scalar", json::array({tensorArg("self", addend), valueArg("other", beta)}),
+                           scaled));
+      addend = scaled;
+    }
+    nodes.push_back(node(n, "aten::add.Tensor", json::array({tensorArg("self", product), tensorArg("other", addend)}), out));
+    return true;
+  }
+
+  // convolution(input, weight, bias, ...) with a bias: the library computes the convolution and
+  // the bias becomes an add of a [C, 1, ...] view, the first step of the fused tail.
+  bool splitConvBias(const json& n, json& nodes) {
+    const json* bias = input(n, "bias");
+    if (!bias || !bias->contains("tensor") || n["outputs"].size() != 1) return false;
+    const std::string out = n["outputs"][0];
+    const json& outInfo = byId_[out];
+    const std::vector<int64_t> outShape = outInfo["shape"];
+    if (outShape.size() < 3) return false;
+    json conv = n;
+    for (json& a : conv["inputs"])
+      if (a.value("name", "") == "bias") a = valueArg("bias", nullptr);
+    const std::string raw = newTensor(outInfo, outShape);
+    conv["outputs"] = json::array({raw});
+    nodes.push_back(conv);
+    const std::string biasId = (*bias)["tensor"];
+    std::vector<int64_t> viewShape(outShape.size() - 1, 1);
+    viewShape[0] = outShape[1];
+    const std::string view = newTensor(byId_[biasId], viewShape, biasId);
+    nodes.push_back(node(n, "aten::view", json::array({tensorArg("self", biasId), valueArg("size", viewShape)}), view, "view"));
+    nodes.push_back(node(n, "aten::add.Tensor", json::array({tensorArg("self", raw), tensorArg("other", view)}), out));
+    return true;
+  }
+
+  json g_;
+  std::map<std::string, json> byId_;
+  std::vector<json> added_;
+  int nextNode_ = 0;
+};
+
+}  // namespace
+
+nlohmann::json normalizeGraph(nlohmann::json graph) {
+  if (!graph.is_object() || !graph.contains("nodes") || !graph.contains("tensors") || !graph["nodes"].is_array() ||
+      !graph["tensors"].is_array())
+    return graph;  // parseGraph says what is missing
+  return Normalizer(std::move(graph)).run();
+}
+
+}  // namespace stitch::agents::builtin

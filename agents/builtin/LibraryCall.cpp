@@ -1,0 +1,248 @@
+// Matching library calls and folding epilogues; see LibraryCall.h.
+#include "agents/builtin/LibraryCall.h"
+
+#include "agents/builtin/NodeArgs.h"
+
+namespace stitch::agents::builtin {
+namespace {
+
+const TensorInfo* rootOf(const Graph& g, const TensorInfo* t) {
+  while (t->viewOf) {
+    const TensorInfo* base = g.tensor(*t->viewOf);
+    if (!base) break;
+    t = base;
+  }
+  return t;
+}
+
+// The tensor as the ABI passes it: its root, and the element offset of the view.
+Outcome<std::pair<const TensorInfo*, int64_t>> abiTensor(const Graph& g, const std::string& id, const Node& node) {
+  const TensorInfo* t = g.tensor(id);
+  if (!t) return Failure{node.where() + ": unknown tensor " + id};
+  if (t->dtype != "float32") return Failure{node.where() + ": " + id + " is " + t->dtype + "; library calls are generated for float32"};
+  const TensorInfo* root = rootOf(g, t);
+  if (root->role == "constant")
+    return Failure{node.where() + ": " + id + " was made outside ATen (role constant); ModelNew cannot pass it"};
+  if (root->role == "intermediate" && !root->contiguous())
+    return Failure{node.where() + ": intermediate " + root->id + " is not contiguous; the generated buffers are"};
+  return std::make_pair(root, t->storageOffset - root->storageOffset);
+}
+
+// The last two dims of `id` as a matrix: row-major (unit column stride) or column-major (unit
+// row stride, a transposed view); cuBLASLt reads either without a copy.
+Outcome<MatrixOperand> matrix(const Graph& g, const std::string& id, const Node& node) {
+  auto r = abiTensor(g, id, node);
+  if (!r) return r.error();
+  const TensorInfo* t = g.tensor(id);
+  const std::size_t d = t->shape.size();
+  MatrixOperand m;
+  m.tensorId = r.value().first->id;
+  m.offset = r.value().second;
+  const int64_t rows = t->shape[d - 2], cols = t->shape[d - 1];
+  int64_t rs = t->strides[d - 2], cs = t->strides[d - 1];
+  if (cols == 1) cs = 1;
+  if (rows == 1) rs = cs == 1 ? cols : 1;
+  if (cs == 1 && rs >= cols) {
+    m.rowStride = rs, m.colStride = 1;
+  } else if (rs == 1 && cs >= rows) {
+    m.rowStride = 1, m.colStride = cs;
+  } else {
+    return Failure{node.where() + ": operand " + id + " is neither row- nor column-major (strides " +
+                   std::to_string(t->strides[d - 2]) + ", " + std::to_string(t->strides[d - 1]) + ")"};
+  }
+  if (d == 3) m.batchStride = t->shape[0] == 1 ? 0 : t->strides[0];
+  return m;
+}
+
+// An operand that is the call's output or a same-sized contiguous view of it.
+bool readsOutput(const Graph& g, const std::string& id, const std::string& output) {
+  const TensorInfo* t = g.tensor(id);
+  const TensorInfo* out = g.tensor(output);
+  if (!t || !out) return false;
+  if (t->id == output) return true;
+  return t->contiguous() && t->numel() == out->numel() && t->storageOffset == out->storageOffset &&
+         rootOf(g, t)->id == output;
+}
+
+std::string dims(const std::vector<int64_t>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "x" : "") + std::to_string(v[i]);
+  return s;
+}
+
+Outcome<LibraryCall> matchGemm(const Graph& g, const Node& node) {
+  const Argument* self = node.arg("self");
+  const Argument* other = node.arg("mat2");
+  if (!self || !other || !self->tensor || !other->tensor || node.outputs.size() != 1)
+    return Failure{node.where() + ": expected two tensor operands"};
+  const TensorInfo* a = g.tensor(*self->tensor);
+  const TensorInfo* b = g.tensor(*other->tensor);
+  const TensorInfo* out = g.tensor(node.outputs[0]);
+  const std::size_t rank = baseName(node.op) == "bmm" ? 3 : 2;
+  if (a->shape.size() != rank || b->shape.size() != rank || out->shape.size() != rank)
+    return Failure{node.where() + ": operands of rank " + std::to_string(a->shape.size()) + " and " +
+                   std::to_string(b->shape.size())};
+  LibraryCall c;
+  c.kind = LibraryCall::Kind::Gemm;
+  GemmCall& gm = c.gemm;
+  gm.batch = rank == 3 ? a->shape[0] : 1;
+  gm.m = a->shape[rank - 2];
+  gm.k = a->shape[rank - 1];
+  gm.n = b->shape[rank - 1];
+  if (b->shape[rank - 2] != gm.k || (rank == 3 && b->shape[0] != gm.batch))
+    return Failure{node.where() + ": operand shapes " + dims(a->shape) + " and " + dims(b->shape) + " do not multiply"};
+  if (gm.m == 0 || gm.n == 0 || gm.k == 0) return Failure{node.where() + ": an empty matrix"};
+  auto ma = matrix(g, a->id, node);
+  if (!ma) return ma.error();
+  auto mb = matrix(g, b->id, node);
+  if (!mb) return mb.error();
+  gm.a = ma.value();
+  gm.b = mb.value();
+  gm.output = out->id;
+  c.nodeIds.push_back(node.id);
+  return c;
+}
+
+Outcome<LibraryCall> matchConv(const Graph& g, const Node& node) {
+  const Argument* in = node.arg("input");
+  const Argument* w = node.arg("weight");
+  if (!in || !w || !in->tensor || !w->tensor || node.outputs.size() != 1)
+    return Failure{node.where() + ": expected input and weight tensors"};
+  if (!isNone(node, "bias")) return Failure{node.where() + ": a convolution with a bias the graph did not split off"};
+  LibraryCall c;
+  c.kind = LibraryCall::Kind::Conv;
+  ConvCall& cv = c.conv;
+  const TensorInfo* x = g.tensor(*in->tensor);
+  const TensorInfo* wt = g.tensor(*w->tensor);
+  const TensorInfo* out = g.tensor(node.outputs[0]);
+  const std::size_t spatial = x->shape.size() - 2;
+  if (x->shape.size() < 3 || x->shape.size() > 5 || wt->shape.size() != x->shape.size() ||
+      out->shape.size() != x->shape.size())
+    return Failure{node.where() + ": convolutions of 1 to 3 spatial dims with a batch dim are generated"};
+  for (const TensorInfo* t : {x, wt})
+    if (!t->contiguous()) return Failure{node.where() + ": " + t->id + " is not contiguous (channels-last is not generated)"};
+  auto rx = abiTensor(g, x->id, node);
+  if (!rx) return rx.error();
+  auto rw = abiTensor(g, wt->id, node);
+  if (!rw) return rw.error();
+  cv.input = rx.value().first->id;
+  cv.inputOffset = rx.value().second;
+  cv.weight = rw.value().first->id;
+  cv.weightOffset = rw.value().second;
+  cv.output = out->id;
+  cv.inShape = x->shape;
+  cv.weightShape = wt->shape;
+  cv.outShape = out->shape;
+  auto list = [&](const char* name, int64_t fallback) {
+    std::vector<int64_t> v = node.arg(name) ? asIntList(node.arg(name)->value).value_or(std::vector<int64_t>{}) : std::vector<int64_t>{};
+    if (v.size() == 1 && spatial > 1) v.assign(spatial, v[0]);
+    if (v.empty()) v.assign(spatial, fallback);
+    return v;
+  };
+  cv.stride = list("stride", 1);
+  cv.padding = list("padding", 0);
+  cv.dilation = list("dilation", 1);
+  if (cv.stride.size() != spatial || cv.padding.size() != spatial || cv.dilation.size() != spatial)
+    return Failure{node.where() + ": stride, padding and dilation do not match the spatial rank"};
+  const Argument* tr = node.arg("transposed");
+  cv.transposed = tr && std::holds_alternative<bool>(tr->value) && std::get<bool>(tr->value);
+  cv.groups = static_cast<int64_t>(number(node, "groups", 1));
+  if (cv.groups < 1) return Failure{node.where() + ": groups < 1"};
+  c.nodeIds.push_back(node.id);
+  return c;
+}
+
+}  // namespace
+
+bool isLibraryOp(const std::string& op) {
+  const std::string b = baseName(op);
+  return b == "mm" || b == "bmm" || b == "convolution";
+}
+
+Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node) {
+  return baseName(node.op) == "convolution" ? matchConv(graph, node) : matchGemm(graph, node);
+}
+
+bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
+  if (call.kind != LibraryCall::Kind::Gemm || node.outputs.size() != 1) return false;
+  GemmCall& gm = call.gemm;
+  const std::string b = baseName(node.op);
+  const Argument* self = node.arg("self");
+  const Argument* other = node.arg("other");
+  const bool selfIsOut = self && self->tensor && readsOutput(graph, *self->tensor, gm.output);
+  bool folded = false;
+  if (b == "mul" && gm.activation.empty() && !gm.bias) {
+    // x * c or c * x with a number c: cuBLASLt's alpha.
+    const Argument* scalar = selfIsOut ? other : (other && other->tensor && readsOutput(graph, *other->tensor, gm.output) ? self : nullptr);
+    if (auto c = scalar && !scalar->tensor ? asNumber(scalar->value) : std::nullopt) {
+      gm.alpha *= *c;
+      folded = true;
+    }
+  } else if (b == "add" && gm.activation.empty() && !gm.bias && number(node, "alpha", 1.0) == 1.0) {
+    const Argument* vec = selfIsOut ? other : (other && other->tensor && readsOutput(graph, *other->tensor, gm.output) ? self : nullptr);
+    const TensorInfo* v = vec && vec->tensor ? graph.tensor(*vec->tensor) : nullptr;
+    // A [n] vector (leading unit dims allowed) with unit stride: the row-broadcast bias.
+    if (v && v->numel() == gm.n && !v->shape.empty() && v->shape.back() == gm.n && (gm.n == 1 || v->strides.back() == 1)) {
+      const TensorInfo* root = rootOf(graph, v);
+      if (v->dtype == "float32" && root->role != "constant" && (root->role != "intermediate" || root->contiguous())) {
+        gm.bias = MatrixOperand{root->id, v->storageOffset - root->storageOffset, 0, 1, 0};
+        folded = true;
+      }
+    }
+  } else if ((b == "relu" || b == "gelu") && gm.activation.empty() && selfIsOut) {
+    const Argument* approx = node.arg("approximate");
+    const std::string form = approx && std::holds_alternative<std::string>(approx->value) ? std::get<std::string>(approx->value) : "none";
+    if (b == "relu") gm.activation = "relu", folded = true;
+    else if (form == "tanh") gm.activation = "gelu_tanh", folded = true;
+  }
+  if (!folded) return false;
+  const TensorInfo* out = graph.tensor(node.outputs[0]);
+  if (!out || out->numel() != gm.batch * gm.m * gm.n || out->dtype != "float32" || !out->contiguous()) return false;
+  gm.output = out->id;
+  call.nodeIds.push_back(node.id);
+  return true;
+}
+
+std::vector<std::string> LibraryCall::reads() const {
+  if (kind == Kind::Conv) return {conv.input, conv.weight};
+  std::vector<std::string> r{gemm.a.tensorId, gemm.b.tensorId};
+  if (gemm.bias) r.push_back(gemm.bias->tensorId);
+  return r;
+}
+
+std::string LibraryCall::output() const { return kind == Kind::Conv ? conv.output : gemm.output; }
+
+double LibraryCall::flops() const {
+  if (kind == Kind::Gemm) return 2.0 * gemm.batch * gemm.m * gemm.n * gemm.k;
+  // Every output of the forward convolution (the input of a transposed one) meets weight[1:]
+  // (C/g times the window) in one multiply-add each.
+  const auto& big = conv.transposed ? conv.inShape : conv.outShape;
+  double outputs = 1, window = 1;
+  for (int64_t s : big) outputs *= static_cast<double>(s);
+  for (std::size_t d = 1; d < conv.weightShape.size(); ++d) window *= static_cast<double>(conv.weightShape[d]);
+  return 2.0 * outputs * window;
+}
+
+std::string LibraryCall::describe() const {
+  if (kind == Kind::Conv) {
+    const std::size_t spatial = conv.inShape.size() - 2;
+    std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
+                    std::to_string(spatial) + "-D " + dims(conv.inShape) + " * " + dims(conv.weightShape);
+    if (conv.groups > 1) s += ", groups " + std::to_string(conv.groups);
+    return s + ", fp32 (FMA math), algorithm measured";
+  }
+  std::string s = "cuBLASLt GEMM " + (gemm.batch > 1 ? std::to_string(gemm.batch) + "x" : "") + std::to_string(gemm.m) +
+                  "x" + std::to_string(gemm.n) + "x" + std::to_string(gemm.k);
+  std::vector<std::string> ep;
+  if (gemm.alpha != 1.0) ep.push_back("scale");
+  if (gemm.bias) ep.push_back("bias");
+  if (!gemm.activation.empty()) ep.push_back(gemm.activation == "relu" ? "relu" : "gelu(tanh)");
+  if (!ep.empty()) {
+    s += ", ";
+    for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
+    s += " epilogue";
+  }
+  return s + ", fp32, algorithm measured among cuBLASLt's heuristics";
+}
+
+}  // namespace stitch::agents::builtin

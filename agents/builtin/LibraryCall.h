@@ -1,0 +1,65 @@
+// A heavy operator that runs through a library (design §8): a GEMM through cuBLASLt, with the
+// scaling, bias and activation that follow it folded into cuBLASLt's epilogue where the library
+// has one, or a convolution (plain or transposed, 1-D to 3-D, strided, dilated, grouped) through
+// cuDNN. Matching reads the captured strides, so transposed weights (linear's `t`) and batched
+// views need no copy.
+#pragma once
+
+#include "agents/builtin/GraphIR.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stitch::agents::builtin {
+
+// A [rows, cols] matrix (or a batch of them) inside an ABI tensor.
+struct MatrixOperand {
+  std::string tensorId;  // the tensor the ABI passes (root of the view chain)
+  int64_t offset = 0;    // elements from its data pointer
+  int64_t rowStride = 0, colStride = 1, batchStride = 0;
+};
+
+struct GemmCall {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  MatrixOperand a, b;  // out[m, n] = alpha * a[m, k] @ b[k, n] (+ bias[n]), then the activation
+  double alpha = 1.0;
+  std::optional<MatrixOperand> bias;  // a [n] vector broadcast over rows
+  std::string activation;             // "", "relu" or "gelu_tanh"
+  std::string output;                 // written contiguous [batch, m, n]
+};
+
+struct ConvCall {
+  bool transposed = false;
+  std::string input, weight, output;  // ABI tensors; input and weight are read contiguous
+  int64_t inputOffset = 0, weightOffset = 0;
+  std::vector<int64_t> inShape, weightShape, outShape;  // N, C, spatial... as PyTorch has them
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+struct LibraryCall {
+  enum class Kind { Gemm, Conv };
+  Kind kind = Kind::Gemm;
+  GemmCall gemm;
+  ConvCall conv;
+  std::vector<int> nodeIds;  // the anchor and the epilogue nodes folded into it
+
+  std::vector<std::string> reads() const;
+  std::string output() const;
+  double flops() const;
+  std::string describe() const;  // "cuBLASLt GEMM 4096x1024x512, bias + relu epilogue"
+};
+
+// mm, bmm and convolution (after normalizeGraph, addmm/baddbmm are mm/bmm plus explicit nodes).
+bool isLibraryOp(const std::string& op);
+// Says why when the operands do not fit (a dtype, a layout neither row- nor column-major, ...).
+Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node);
+// Folds `node` into a GEMM's epilogue when cuBLASLt can apply it there and it reads the call's
+// output: a scalar multiply (alpha, before anything else), a row-broadcast bias add, then ReLU or
+// tanh-GELU (cuBLASLt's GELU is the tanh form, so erf-GELU stays in a generated kernel). The
+// caller makes sure nothing else reads the output being replaced.
+bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node);
+
+}  // namespace stitch::agents::builtin

@@ -1,0 +1,21 @@
+// Host code for library calls (design §8): a cuBLASLt matmul with its epilogue, or a cuDNN
+// (transposed) convolution, as a launcher with the same signature as a generated kernel's. The
+// handles and one workspace are made once per loaded candidate; on its first call each launcher
+// picks its algorithm by measurement (cuBLASLt's heuristic candidates timed on the real
+// buffers, cuDNN's Find), so no choice is made inside a captured or timed call.
+#pragma once
+
+#include "agents/builtin/CudaEmitter.h"
+#include "agents/builtin/LibraryCall.h"
+
+#include <map>
+#include <string>
+
+namespace stitch::agents::builtin {
+
+// The headers, handles, workspace and the shared prepare/run helpers; empty when neither is used.
+std::string emitLibraryPrelude(bool gemm, bool conv);
+
+EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, const std::map<std::string, int>& slots);
+
+}  // namespace stitch::agents::builtin
