@@ -131,9 +131,10 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
     for (const auto& c : last->failedChecks)
       if (c == "output_mismatch" || c == "build_error" || c == "nan_or_inf" || c == "pytorch_compute") return std::nullopt;
     if (!tried_.count(all.size() - 1)) pick = all.size() - 1;
-  } else {
+  } else if (tried_.empty() || std::any_of(plan_.kernels.begin(), plan_.kernels.end(),
+                                           [](const PlannedKernel& k) { return !k.library; })) {
     pick = chooseVariant(last);
-  }
+  }  // else: library calls only, which no launch variant changes
   if (!graph_ || !pick) return std::nullopt;
   tried_.insert(*pick);
   const Variant v = all[*pick];

@@ -221,7 +221,10 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, int algo, size_t work
 }
 
 // fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data). The
-// algorithm is cuDNN's Find on these buffers, with up to 256 MiB of workspace to choose from.
+// algorithm is cuDNN's Find on these buffers, with up to 256 MiB of workspace to choose from,
+// less the FFT algorithms: they fork onto cuDNN's own streams (a captured graph then runs them
+// as parallel branches), which the verifier cannot tell from side-stream work (seen on an H100:
+// a ResNet block's 3x3 convolutions).
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            cudaStream_t stream) {
   if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));
@@ -244,7 +247,8 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf,
                                                        sc_workspace, search));
     for (int i = 0; i < returned && !c->ready; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH &&
+          perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING)
         c->algo = (int)perf[i].algo, c->workspace = perf[i].memory, c->ready = true;
   } else {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -252,7 +256,8 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, sc_workspace,
                                                   search));
     for (int i = 0; i < returned && !c->ready; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH &&
+          perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
         c->algo = (int)perf[i].algo, c->workspace = perf[i].memory, c->ready = true;
   }
   if (!c->ready) {

@@ -1,0 +1,185 @@
+// Pins the library anchors on the recorded fixtures: which operators become cuBLASLt / cuDNN
+// calls, which epilogue ops fold into cuBLASLt and which stay in a generated tail kernel, the
+// graph normalization behind them, and the host program the coder emits (CUDA-graph replay,
+// intermediate buffers planned once).
+#include "FixtureGraphs.h"
+
+#include <gtest/gtest.h>
+
+namespace stitch::agents::builtin {
+namespace {
+
+using testing::fixtureCandidate;
+using testing::loadFixture;
+
+Plan planOf(const std::string& fixture, PlannerOptions options = {}) {
+  auto g = loadFixture(fixture);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? makePlan(g.value(), {}, options) : Plan{};
+}
+
+std::string kinds(const Plan& p) {
+  std::string s;
+  for (const auto& k : p.kernels)
+    s += !k.library ? "K" : k.library->kind == LibraryCall::Kind::Gemm ? "G" : "C";
+  return s;
+}
+
+TEST(LibraryPlan, LinearBiasReluIsOneCublasLtCallWithTheEpilogue) {
+  const Plan p = planOf("72_linear_relu");
+  ASSERT_EQ(kinds(p), "G");
+  const GemmCall& g = p.kernels[0].library->gemm;
+  EXPECT_EQ(g.m, 32768);
+  EXPECT_EQ(g.k, 256);
+  EXPECT_TRUE(g.bias.has_value());
+  EXPECT_EQ(g.activation, "relu");
+  // linear's weight is read through its transposed view: column-major, no copy.
+  EXPECT_EQ(g.b.rowStride, 1);
+  EXPECT_EQ(g.b.colStride, 256);
+  EXPECT_EQ(g.a.colStride, 1);
+  auto graph = loadFixture("72_linear_relu");
+  EXPECT_EQ(g.output, graph.value().outputs[0]);
+  EXPECT_NE(p.kernels[0].technique.find("bias + relu epilogue"), std::string::npos) << p.kernels[0].technique;
+}
+
+TEST(LibraryPlan, TanhGeluFoldsButErfGeluStaysInAGeneratedKernel) {
+  const Plan tanh = planOf("73_linear_gelu_tanh");
+  ASSERT_EQ(kinds(tanh), "G");
+  EXPECT_EQ(tanh.kernels[0].library->gemm.activation, "gelu_tanh");
+  const Plan erf = planOf("74_linear_gelu");
+  ASSERT_EQ(kinds(erf), "GK");
+  EXPECT_TRUE(erf.kernels[0].library->gemm.bias.has_value());
+  EXPECT_EQ(erf.kernels[0].library->gemm.activation, "");
+  EXPECT_EQ(erf.kernels[1].reads(), std::vector<std::string>{erf.kernels[0].library->output()});
+}
+
+TEST(LibraryPlan, AddmmAlphaFoldsIntoTheGemmAndBetaTimesSelfIntoTheTail) {
+  const Plan p = planOf("61_addmm_beta_alpha");
+  ASSERT_EQ(kinds(p), "GK");
+  EXPECT_DOUBLE_EQ(p.kernels[0].library->gemm.alpha, 2.0);
+  EXPECT_FALSE(p.kernels[0].library->gemm.bias.has_value());  // c is a full matrix, not a row bias
+  EXPECT_EQ(p.kernels[1].kernel.inputs.size(), 2u);           // the product and c, each read once
+}
+
+TEST(LibraryPlan, ThreeLayerMlpIsThreeGemmsWithReluEpilogues) {
+  const Plan p = planOf("86_mlp_3layer");
+  ASSERT_EQ(kinds(p), "GGG");
+  EXPECT_EQ(p.kernels[0].library->gemm.activation, "relu");
+  EXPECT_EQ(p.kernels[1].library->gemm.activation, "relu");
+  EXPECT_EQ(p.kernels[2].library->gemm.activation, "");
+  EXPECT_EQ(p.kernels[1].library->gemm.a.tensorId, p.kernels[0].library->output());
+}
+
+TEST(LibraryPlan, UnfusedReplanKeepsEpiloguesOutOfTheLibrary) {
+  PlannerOptions unfused;
+  unfused.fuse = false;
+  EXPECT_EQ(kinds(planOf("72_linear_relu", unfused)), "GKK");
+}
+
+TEST(LibraryPlan, ResnetBlockAlternatesConvolutionsAndFusedTails) {
+  const Plan p = planOf("88_resnet_basic_block");
+  ASSERT_EQ(kinds(p), "CKCK");
+  const ConvCall& c = p.kernels[0].library->conv;
+  EXPECT_FALSE(c.transposed);
+  EXPECT_EQ(c.padding, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(c.groups, 1);
+  // The second tail reads the block's input for the residual add.
+  auto graph = loadFixture("88_resnet_basic_block");
+  const auto reads = p.kernels[3].reads();
+  EXPECT_NE(std::find(reads.begin(), reads.end(), graph.value().inputs[0]), reads.end());
+}
+
+TEST(LibraryPlan, TransposedStridedConvolutionAndItsBias) {
+  const Plan p = planOf("70_conv_transpose2d_strided");
+  ASSERT_EQ(kinds(p), "CK");
+  const ConvCall& c = p.kernels[0].library->conv;
+  EXPECT_TRUE(c.transposed);
+  EXPECT_EQ(c.stride, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(c.weightShape, (std::vector<int64_t>{128, 64, 4, 4}));
+  EXPECT_EQ(c.outShape, (std::vector<int64_t>{16, 64, 128, 128}));
+  EXPECT_GT(p.kernels[0].library->flops(), 0);
+}
+
+TEST(LibraryPlan, DepthwiseAndGroupedConvolutionsKeepTheirGroups) {
+  EXPECT_EQ(planOf("65_conv2d_depthwise").kernels[0].library->conv.groups,
+            planOf("65_conv2d_depthwise").kernels[0].library->conv.inShape[1]);
+  EXPECT_GT(planOf("64_conv2d_grouped").kernels[0].library->conv.groups, 1);
+}
+
+TEST(LibraryCoder, SeveralStepsReplayAsACudaGraphAndShareIntermediateBuffers) {
+  auto c = fixtureCandidate("88_resnet_basic_block");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const std::string& cu = c.value().cuda;
+  EXPECT_NE(cu.find("cudaStreamBeginCapture"), std::string::npos);
+  EXPECT_NE(cu.find("cudaGraphLaunch(sc_graphs[i].exec, stream)"), std::string::npos);
+  EXPECT_NE(cu.find("#include <cudnn.h>"), std::string::npos);
+  EXPECT_NE(cu.find("CUDNN_FMA_MATH"), std::string::npos);
+  EXPECT_EQ(cu.find("#include <cublasLt.h>"), std::string::npos);
+  // conv1 -> buf0, its tail -> buf1, conv2 -> buf0 again (free once the tail has read it),
+  // and only the result is allocated per call.
+  const std::string& py = c.value().python;
+  EXPECT_NE(py.find("buf0, buf1 = buffers"), std::string::npos) << py;
+  EXPECT_NE(py.find("buf0, buf1, buf0, out0)"), std::string::npos) << py;
+  EXPECT_EQ(py.find("out1 = "), std::string::npos) << py;
+}
+
+TEST(LibraryCoder, OneStepRunsDirectly) {
+  auto c = fixtureCandidate("72_linear_relu");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c.value().cuda.find("cudaStreamBeginCapture"), std::string::npos);
+  EXPECT_NE(c.value().cuda.find("CUBLASLT_EPILOGUE_RELU_BIAS"), std::string::npos);
+  EXPECT_NE(c.value().cuda.find("CUBLAS_COMPUTE_32F,"), std::string::npos);  // fp32, not TF32
+}
+
+nlohmann::json tensor(const std::string& id, std::vector<int64_t> shape, const std::string& role) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return {{"id", id}, {"shape", shape}, {"strides", strides}, {"dtype", "float32"}, {"role", role}};
+}
+
+TEST(GraphNormalize, AddmmBecomesMmThenScaleAndAdd) {
+  nlohmann::json g = {{"schema", "stitchcuda.graph/1"},
+                      {"tensors", {tensor("t0", {8}, "input"), tensor("t1", {4, 16}, "input"),
+                                   tensor("t2", {16, 8}, "input"), tensor("t3", {4, 8}, "intermediate")}},
+                      {"nodes", {{{"id", 0}, {"op", "aten::addmm"}, {"kind", "compute"},
+                                  {"inputs", {{{"name", "self"}, {"tensor", "t0"}}, {{"name", "mat1"}, {"tensor", "t1"}},
+                                              {{"name", "mat2"}, {"tensor", "t2"}}, {{"name", "alpha"}, {"value", 3}}}},
+                                  {"outputs", {"t3"}}}}},
+                      {"inputs", {"t0", "t1", "t2"}},
+                      {"outputs", {"t3"}}};
+  auto parsed = parseGraph(g);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Graph& graph = parsed.value();
+  ASSERT_EQ(graph.nodes.size(), 3u);
+  EXPECT_EQ(graph.nodes[0].op, "aten::mm");
+  EXPECT_EQ(graph.nodes[1].op, "aten::mul.Scalar");
+  EXPECT_EQ(graph.nodes[2].op, "aten::add.Tensor");
+  EXPECT_EQ(graph.nodes[2].outputs[0], "t3");  // consumers of the addmm still find its result
+  const Plan p = makePlan(graph);
+  ASSERT_EQ(kinds(p), "G");  // alpha and the row bias both fold into cuBLASLt
+  EXPECT_DOUBLE_EQ(p.kernels[0].library->gemm.alpha, 3.0);
+  EXPECT_EQ(p.kernels[0].library->gemm.bias->tensorId, "t0");
+}
+
+TEST(GraphNormalize, UnsafeViewAndWholeSlicesAreViews) {
+  nlohmann::json g = {{"schema", "stitchcuda.graph/1"},
+                      {"tensors", {tensor("t0", {4, 8}, "input"), tensor("t1", {4, 8}, "intermediate"),
+                                   tensor("t2", {32}, "intermediate")}},
+                      {"nodes", {{{"id", 0}, {"op", "aten::slice.Tensor"}, {"kind", "view"},
+                                  {"inputs", {{{"name", "self"}, {"tensor", "t0"}}, {{"name", "dim"}, {"value", 0}},
+                                              {{"name", "start"}, {"value", 0}}, {{"name", "end"}, {"value", 9223372036854775807LL}}}},
+                                  {"outputs", {"t1"}}},
+                                 {{"id", 1}, {"op", "aten::_unsafe_view"}, {"kind", "compute"},
+                                  {"inputs", {{{"name", "self"}, {"tensor", "t1"}}, {{"name", "size"}, {"value", {32}}}}},
+                                  {"outputs", {"t2"}}}}},
+                      {"inputs", {"t0"}},
+                      {"outputs", {"t2"}}};
+  auto parsed = parseGraph(g);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed.value().nodes[0].op, "aten::view");
+  EXPECT_EQ(parsed.value().nodes[1].kind, "view");
+  EXPECT_EQ(parsed.value().tensor("t2")->viewOf, std::optional<std::string>("t1"));
+}
+
+}  // namespace
+}  // namespace stitch::agents::builtin
