@@ -83,9 +83,34 @@ std::string describe(const agents::JobEvent& event) {
   return std::visit(visitor, event);
 }
 
-void writeReport(const std::filesystem::path& dir, const agents::JobState& job) {
+// When the job's milestones happened, in seconds from its start: `stitchcuda bench` reads them.
+struct Timing {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::optional<std::string> firstVerifiedCandidate;
+  std::optional<double> firstVerifiedSeconds;
+
+  double since() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  void observe(const agents::JobEvent& event) {
+    const auto* c = std::get_if<protocol::CandidateParams>(&event);
+    if (c && c->candidate.status == "verified" && !firstVerifiedCandidate) {
+      firstVerifiedCandidate = c->candidate.id;
+      firstVerifiedSeconds = since();
+    }
+  }
+  protocol::json toJson() const {
+    protocol::json j{{"seconds", since()}, {"firstVerifiedCandidate", nullptr}, {"firstVerifiedSeconds", nullptr}};
+    if (firstVerifiedCandidate) j["firstVerifiedCandidate"] = *firstVerifiedCandidate;
+    if (firstVerifiedSeconds) j["firstVerifiedSeconds"] = *firstVerifiedSeconds;
+    return j;
+  }
+};
+
+void writeReport(const std::filesystem::path& dir, const agents::JobState& job, const Timing& timing) {
   std::filesystem::create_directories(dir);
-  protocol::json report{{"job", job.summary()}, {"candidates", job.candidates}, {"log", job.recentLog}};
+  protocol::json report{{"job", job.summary()},
+                        {"candidates", job.candidates},
+                        {"log", job.recentLog},
+                        {"timing", timing.toJson()}};
   if (job.plan) report["plan"] = *job.plan;
   for (const auto& [subject, p] : job.profiles) report["profiles"][subject] = p;
   if (job.finished) report["finished"] = *job.finished;
@@ -132,10 +157,12 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   std::condition_variable cv;
   std::optional<protocol::JobFinishedParams> finished;
   bool tty = !args->json && ::isatty(1);
+  Timing timing;
   JobManager jobs(
       pool, config.jobsDir, [&](const protocol::OptimizeParams& p) { return factory(p, config); },
       [&](const agents::JobEvent& event) {
         std::lock_guard lock(m);
+        timing.observe(event);
         if (args->json)
           std::cout << protocol::serialize(protocol::json{{"method", agents::methodOf(event)},
                                                           {"params", agents::paramsOf(event)}})
@@ -177,7 +204,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   auto state = jobs.state(id);
   std::filesystem::path outDir = args->out ? std::filesystem::path(*args->out) : config.jobsDir / id;
   try {
-    writeReport(outDir, *state);
+    writeReport(outDir, *state, timing);
     if (!args->json) std::cout << "report: " << (outDir / "report.md").string() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "stitchcuda optimize: cannot write the report to " << outDir << ": " << e.what() << "\n";
