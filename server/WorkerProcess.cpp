@@ -1,19 +1,17 @@
 // Harness worker supervision; see WorkerProcess.h.
 #include "server/WorkerProcess.h"
 
+#include "server/ChildProcess.h"
 #include "server/Logger.h"
 
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <mutex>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace stitch::server {
 namespace {
@@ -62,57 +60,24 @@ WorkerProcess::~WorkerProcess() {
 }
 
 std::optional<agents::WorkerError> WorkerProcess::spawn() {
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return agents::WorkerError{"worker_start_failed", std::strerror(errno), {}, {}};
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    ::close(in[0]);
-    ::close(in[1]);
-    return agents::WorkerError{"worker_start_failed", std::strerror(errno), {}, {}};
-  }
   std::string pythonPath = settings_.harnessDir.string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonPath += ":" + std::string(old);
-  std::vector<std::string> args{settings_.python, "-m", "stitchcuda_harness", "worker"};
-  args.insert(args.end(), settings_.extraArgs.begin(), settings_.extraArgs.end());
-
-  // Everything the child needs is prepared before fork: between fork and exec a
-  // multi-threaded parent's child may only make async-signal-safe calls (no malloc).
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv(*e);
-    if (kv.starts_with("PYTHONPATH=") || kv.starts_with("PYTHONUNBUFFERED=") ||
-        (settings_.gpu && kv.starts_with("CUDA_VISIBLE_DEVICES=")))
-      continue;
-    env.emplace_back(kv);
-  }
-  env.push_back("PYTHONPATH=" + pythonPath);
-  env.push_back("PYTHONUNBUFFERED=1");
-  if (settings_.gpu) env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(*settings_.gpu));
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  static const char kExecFailed[] = "stitchcuda: cannot start the harness worker interpreter\n";
-
-  pid_t pid = ::fork();
-  if (pid < 0) return agents::WorkerError{"worker_start_failed", std::strerror(errno), {}, {}};
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::execvpe(argv[0], argv.data(), envp.data());
-    [[maybe_unused]] auto ignored = ::write(2, kExecFailed, sizeof kExecFailed - 1);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also from the parent, so kill(-pid) works whoever runs first
-  ::close(in[0]);
-  ::close(out[1]);
-  pid_ = pid;
-  toWorker_ = in[1];
-  fromWorker_ = out[0];
+  ChildSpec spec;
+  spec.argv = {settings_.python, "-m", "stitchcuda_harness", "worker"};
+  spec.argv.insert(spec.argv.end(), settings_.extraArgs.begin(), settings_.extraArgs.end());
+  spec.setEnv = {"PYTHONPATH=" + pythonPath, "PYTHONUNBUFFERED=1"};
+  if (settings_.gpu) spec.setEnv.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(*settings_.gpu));
+  spec.ownProcessGroup = true;
+  spec.pipeStdin = true;
+  spec.execFailedMessage = "stitchcuda: cannot start the harness worker interpreter\n";
+  auto child = spawnChild(spec);
+  if (!child) return agents::WorkerError{"worker_start_failed", child.error(), {}, {}};
+  pid_ = child.value().pid;
+  toWorker_ = child.value().stdinFd;
+  fromWorker_ = child.value().stdoutFd;
   pending_.clear();
   ++starts_;
-  logInfo("harness worker started (pid " + std::to_string(pid) + ", " + settings_.python + ")");
+  logInfo("harness worker started (pid " + std::to_string(pid_) + ", " + settings_.python + ")");
   return std::nullopt;
 }
 
