@@ -1,8 +1,9 @@
 // stitchcuda: the agent host. `serve` speaks LSP + stitchcuda/* over stdio; `optimize`
-// runs the same job headless in a terminal.
+// runs the same job headless in a terminal; `bench` runs a suite of tasks through `optimize`.
 #include "agents/builtin/BuiltinBrain.h"
 #include "agents/llm/LlmJob.h"
 #include "agents/loop/OptimizeLoop.h"
+#include "server/BenchCommand.h"
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
 #include "server/HeadlessVerify.h"
@@ -35,6 +36,8 @@ const char* kUsage = R"(usage:
                     [--base-url URL] [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
   stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
                     [--allow-precision tf32|fp16|bf16] [--no-timing] [--python PYTHON]
+  stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS] [--deadline SECONDS]
+                    [--python PYTHON] [--ncu-runs N (default 0)] [--jobs-dir DIR] [optimize's --brain/--model/--base-url]
   stitchcuda --version
 LLM options (serve and optimize; the key is read from the environment, never from the command line):
   --api-key-env VAR  (default STITCHCUDA_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY)
@@ -210,15 +213,18 @@ int main(int argc, char** argv) {
   }
   CommonOptions common;
   common.config = server::HostConfig::defaults(argv[0]);
+  std::string command = argv[1];
+  // The suite measures speedups: Nsight Compute (7–10 s a run) only when asked for.
+  if (command == "bench") common.config.ncuRuns = 0;
   std::vector<std::string> rest;
   if (!parseCommon(argc, argv, 2, common, rest)) return 2;
   server::Logger::instance().setLevel(common.logLevel);
   if (common.logFile) server::Logger::instance().openFile(*common.logFile);
 
-  std::string command = argv[1];
   if (command == "serve") return serve(std::move(common), rest);
   if (command == "optimize") return server::runHeadlessOptimize(common.config, runnerFactory(), rest);
   if (command == "verify") return server::runHeadlessVerify(common.config, rest);
+  if (command == "bench") return server::runBench(common.config, std::vector<std::string>(argv, argv + argc));
   std::cerr << "stitchcuda: unknown command " << command << "\n" << kUsage;
   return 2;
 }

@@ -1,0 +1,484 @@
+// `stitchcuda bench`; see BenchCommand.h.
+#include "server/BenchCommand.h"
+
+#include "agents/JobLog.h"
+#include "protocol/NumberText.h"
+#include "server/BenchTable.h"
+#include "server/ChildProcess.h"
+#include "server/WorkerProcess.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace stitch::server {
+namespace fs = std::filesystem;
+using bench::BenchEnvironment;
+using bench::BenchTask;
+using bench::TaskResult;
+using protocol::json;
+
+namespace {
+
+const char* kBenchUsage =
+    "usage: stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS]\n"
+    "                        [--deadline SECONDS] [--python PYTHON] [--ncu-runs N] [--jobs-dir DIR]\n"
+    "                        [--brain NAME --model NAME --base-url URL --llm-*/--api-key-env ...]\n";
+
+struct BenchArgs {
+  fs::path dir;
+  fs::path out = "bench-results";
+  int gpus = 1;
+  bool resume = false;
+  double timeoutSeconds = 900;         // per task, then the optimize process is killed
+  std::optional<double> deadline;      // no task starts after this many seconds
+  bool jobsDirGiven = false;           // --jobs-dir: job folders there instead of RESULTS/jobs
+  std::vector<std::string> forward;    // optimize options passed through as given
+};
+
+std::optional<BenchArgs> parseArgs(const std::vector<std::string>& argv) {
+  BenchArgs a;
+  auto fail = [](const std::string& why) -> std::optional<BenchArgs> {
+    std::cerr << "stitchcuda bench: " << why << "\n" << kBenchUsage;
+    return std::nullopt;
+  };
+  auto positive = [](const std::string& text, double& out) {
+    char* end = nullptr;
+    out = std::strtod(text.c_str(), &end);
+    return !text.empty() && *end == '\0' && out > 0;
+  };
+  for (std::size_t i = 2; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    const std::string name = arg.substr(0, arg.find('='));
+    auto value = [&]() -> std::optional<std::string> {
+      if (arg.size() > name.size()) return arg.substr(name.size() + 1);
+      if (i + 1 < argv.size()) return argv[++i];
+      return std::nullopt;
+    };
+    if (arg == "--resume") a.resume = true;
+    else if (name == "--out" || name == "--gpus" || name == "--timeout" || name == "--deadline") {
+      auto v = value();
+      if (!v) return fail(name + " needs a value");
+      double number = 0;
+      if (name == "--out") a.out = *v;
+      else if (!positive(*v, number)) return fail(name + " takes a positive number, not \"" + *v + "\"");
+      else if (name == "--gpus") a.gpus = static_cast<int>(number);
+      else if (name == "--timeout") a.timeoutSeconds = number;
+      else a.deadline = number;
+    } else if (name == "--brain" || name == "--model" || name == "--base-url" || name == "--api-key-env" ||
+               name.rfind("--llm-", 0) == 0) {
+      auto v = value();
+      if (!v) return fail(name + " needs a value");
+      a.forward.insert(a.forward.end(), {name, *v});
+    } else if (name == "--python" || name == "--ncu-runs" || name == "--log" || name == "--log-level" ||
+               name == "--jobs-dir") {
+      // Read by main into the host's settings; --python and --ncu-runs reach optimize from there.
+      if (!value()) return fail(name + " needs a value");
+      if (name == "--jobs-dir") a.jobsDirGiven = true;
+    } else if (!arg.empty() && arg[0] != '-' && a.dir.empty()) {
+      a.dir = arg;
+    } else {
+      return fail("unexpected argument " + arg);
+    }
+  }
+  if (a.dir.empty()) return fail("which suite? name a folder of tasks (or one task file)");
+  return a;
+}
+
+// One word of a command line as a shell would read it back.
+std::string shellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
+                           std::string::npos)
+    return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string commandLineOf(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& a : argv) line += (line.empty() ? "" : " ") + shellWord(a);
+  return line;
+}
+
+int levelOf(const std::string& folder) {
+  if (folder.size() <= 5 || folder.rfind("level", 0) != 0) return -1;
+  if (folder.find_first_not_of("0123456789", 5) != std::string::npos) return -1;
+  return std::atoi(folder.c_str() + 5);
+}
+
+bool orderBefore(const BenchTask& a, const BenchTask& b) {
+  auto rank = [](int level) { return level > 0 ? level : 1 << 30; };
+  return rank(a.level) != rank(b.level) ? rank(a.level) < rank(b.level) : a.key < b.key;
+}
+
+bool resultBefore(const TaskResult& a, const TaskResult& b) {
+  return orderBefore(BenchTask{{}, a.task, a.level}, BenchTask{{}, b.task, b.level});
+}
+
+// The GPU each worker thread gives its tasks: the N first of CUDA_VISIBLE_DEVICES when it is set,
+// else 0..N-1.
+std::optional<std::vector<std::string>> gpuSlots(int gpus, std::string& error) {
+  std::vector<std::string> slots;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (visible && *visible) {
+    std::stringstream list(visible);
+    for (std::string item; std::getline(list, item, ',');)
+      if (!item.empty()) slots.push_back(item);
+    if (static_cast<int>(slots.size()) < gpus) {
+      error = "--gpus " + std::to_string(gpus) + " but CUDA_VISIBLE_DEVICES names " + std::to_string(slots.size()) +
+              " device(s): " + visible;
+      return std::nullopt;
+    }
+    slots.resize(static_cast<std::size_t>(gpus));
+  } else {
+    for (int g = 0; g < gpus; ++g) slots.push_back(visible ? "" : std::to_string(g));
+  }
+  return slots;
+}
+
+// The harness's own account of this machine: the same `hello` the job's BASELINE phase asks for.
+protocol::Result<BenchEnvironment, std::string> probeEnvironment(const HostConfig& config) {
+  std::optional<int> gpu;
+  if (!std::getenv("CUDA_VISIBLE_DEVICES")) gpu = 0;
+  WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, gpu}, nullptr);
+  agents::CancelSource never;
+  auto reply = worker.call("hello", json::object(), std::chrono::seconds(120), never.token());
+  if (!reply.ok()) return reply.error->message + " [" + reply.error->code + "]";
+  return BenchEnvironment::fromHello(*reply.result);
+}
+
+std::string readText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so that a reader (or a run stopped
+// midway) never sees half a file. The error names the path.
+std::optional<std::string> writeAtomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return "cannot write " + tmp.string();
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return "cannot replace " + path.string() + ": " + ec.message();
+  return std::nullopt;
+}
+
+struct Plan {
+  fs::path self;
+  fs::path out;
+  fs::path jobsDir;
+  std::string python;
+  int ncuRuns = 0;
+  std::chrono::milliseconds timeout{900000};
+  std::vector<std::string> forward;
+};
+
+TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& gpu) {
+  const fs::path reportDir = plan.out / "reports" / task.key;
+  const fs::path stderrLog = plan.out / "logs" / (task.key + ".stderr.log");
+  std::error_code ec;
+  fs::remove(reportDir / "report.json", ec);  // a stale report must not be read as this run's
+  fs::create_directories(stderrLog.parent_path(), ec);
+  std::ofstream log(stderrLog, std::ios::binary | std::ios::trunc);
+
+  ChildSpec spec;
+  spec.argv = {plan.self.string(), "optimize", task.file.string(), "--json",
+               "--out", reportDir.string(), "--jobs-dir", plan.jobsDir.string(),
+               "--python", plan.python, "--log-level", "warning",
+               "--ncu-runs", std::to_string(plan.ncuRuns)};
+  spec.argv.insert(spec.argv.end(), plan.forward.begin(), plan.forward.end());
+  spec.setEnv = {"CUDA_VISIBLE_DEVICES=" + gpu};
+  spec.pipeStderr = true;
+  spec.execFailedMessage = "stitchcuda bench: cannot execute " + plan.self.string() + "\n";
+
+  bench::OptimizeRunReader reader;
+  ChildOutcome outcome = runChild(
+      spec, plan.timeout, [&](std::string_view line) { reader.line(line); },
+      [&](std::string_view chunk) { log.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); });
+  std::optional<json> report;
+  if (fs::exists(reportDir / "report.json", ec)) {
+    try {
+      report = json::parse(readText(reportDir / "report.json"));
+    } catch (const json::exception&) {
+      report.reset();  // the row is made from the JSON lines alone
+    }
+  }
+  TaskResult result = reader.result(task, outcome, report);
+  // A killed optimize leaves its harness worker behind, adopted by this process; it must not run on
+  // while the next task is timed on that GPU.
+  if (int stopped = stopAdoptedGroupLeaders(); stopped > 0)
+    result.log.push_back("stopped " + std::to_string(stopped) + " process group(s) left running by a killed optimize");
+  return result;
+}
+
+// The state of one bench run that every worker thread shares: what is done, what the files say.
+class BenchRun {
+public:
+  BenchRun(fs::path out, BenchEnvironment env, json runs, std::vector<TaskResult> done)
+      : out_(std::move(out)), env_(std::move(env)), runs_(std::move(runs)), results_(std::move(done)) {}
+
+  // Records a result, rewrites both files and prints its row: the one place that writes output.
+  void add(TaskResult result, const std::string& gpu, bool severalGpus) {
+    std::lock_guard lock(mutex_);
+    std::cout << bench::taskRow(result);
+    if (severalGpus) std::cout << "  (GPU " << gpu << ", " << protocol::fixed(result.seconds, 1) << " s)\n";
+    std::cout << std::flush;
+    results_.push_back(std::move(result));
+    saveLocked();
+  }
+  void notRun(const BenchTask& task) {
+    std::lock_guard lock(mutex_);
+    notRun_.push_back(task.key);
+  }
+  // Writes the files a last time and prints the whole table and the summary.
+  void finish() {
+    std::lock_guard lock(mutex_);
+    saveLocked();
+    std::sort(results_.begin(), results_.end(), resultBefore);
+    std::cout << "\n" << bench::taskTableHeader();
+    for (const auto& r : results_) std::cout << bench::taskRow(r);
+    std::cout << "\n" << bench::summaryTable(results_);
+    if (!notRun_.empty())
+      std::cout << "\nnot run (deadline): " << notRun_.size() << " task(s); run again with --resume to add them\n";
+    std::cout << "\nresults: " << (out_ / "results.json").string() << ", " << (out_ / "results.md").string()
+              << std::endl;
+  }
+  bool writeFailed() const {
+    std::lock_guard lock(mutex_);
+    return writeFailed_;
+  }
+  bool complete() const {
+    std::lock_guard lock(mutex_);
+    return notRun_.empty();
+  }
+
+private:
+  void saveLocked() {
+    std::sort(results_.begin(), results_.end(), resultBefore);
+    std::sort(notRun_.begin(), notRun_.end());
+    json levels = json::object();
+    for (const auto& [level, s] : bench::summarizeLevels(results_)) levels[bench::levelName(level)] = bench::toJson(s);
+    json doc{{"format", "stitchcuda.bench/1"},
+             {"environment", env_},
+             {"runs", runs_},
+             {"summary", {{"all", bench::toJson(bench::summarize(results_))}, {"levels", levels}}},
+             {"notRun", notRun_},
+             {"results", results_}};
+    auto error = writeAtomically(out_ / "results.json",
+                                 doc.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+    if (!error) error = writeAtomically(out_ / "results.md", markdownLocked());
+    if (error) {
+      std::cerr << "stitchcuda bench: " << *error << "\n";
+      writeFailed_ = true;
+    }
+  }
+
+  std::string markdownLocked() const {
+    std::ostringstream md;
+    md << "# StitchCUDA bench\n\n"
+       << "- GPU: " << env_.gpu.value_or("none visible") << ", driver " << env_.driver.value_or("—") << ", CUDA "
+       << env_.cuda.value_or("—") << " (PyTorch's build), PyTorch " << env_.torch.value_or("?") << ", Python "
+       << env_.python.value_or("?") << "\n";
+    for (const json& run : runs_)
+      md << "- " << run.value("date", "") << ": `" << run.value("command", "") << "`\n";
+    md << "\n## Tasks\n\n" << bench::taskTableHeader();
+    for (const auto& r : results_) md << bench::taskRow(r);
+    md << "\n## Summary\n\n" << bench::summaryTable(results_);
+    if (!notRun_.empty()) {
+      md << "\nNot run (deadline):";
+      for (const auto& t : notRun_) md << " " << t;
+      md << "\n";
+    }
+    bool errors = false;
+    for (const auto& r : results_) errors = errors || r.error;
+    if (errors) {
+      md << "\n## Errors\n\n";
+      for (const auto& r : results_)
+        if (r.error) md << "- " << r.task << ": " << r.errorReason << "\n";
+    }
+    return md.str();
+  }
+
+  const fs::path out_;
+  const BenchEnvironment env_;
+  const json runs_;
+  mutable std::mutex mutex_;
+  std::vector<TaskResult> results_;
+  std::vector<std::string> notRun_;
+  bool writeFailed_ = false;
+};
+
+}  // namespace
+
+namespace bench {
+
+protocol::Result<std::vector<BenchTask>, std::string> findTasks(const fs::path& dirOrFile) {
+  std::error_code ec;
+  const fs::path root = fs::canonical(dirOrFile, ec);
+  if (ec) return "cannot read " + dirOrFile.string() + ": " + ec.message();
+  std::vector<fs::path> files;
+  if (fs::is_regular_file(root)) {
+    if (root.extension() != ".py") return root.string() + " is not a task file (*.py)";
+    files.push_back(root);
+  } else {
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) return "cannot list " + root.string() + ": " + ec.message();
+    for (; it != end; it.increment(ec)) {
+      if (ec) return "cannot list " + root.string() + ": " + ec.message();
+      const std::string name = it->path().filename().string();
+      if (it->is_directory() && (name == "__pycache__" || name.starts_with("."))) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file() && it->path().extension() == ".py" && !name.starts_with("__")) files.push_back(it->path());
+    }
+  }
+  // The key counts from the innermost levelN folder at or below the bench folder, so that one level
+  // run alone names its tasks as the whole suite's run does.
+  const fs::path base = fs::is_regular_file(root) ? root.parent_path().parent_path() : root.parent_path();
+  std::vector<BenchTask> tasks;
+  for (const auto& file : files) {
+    std::vector<std::string> parts;
+    for (const auto& p : file.lexically_relative(base).parent_path()) parts.push_back(p.string());
+    std::size_t from = fs::is_regular_file(root) ? parts.size() : 1;  // below the bench folder itself
+    int level = 0;
+    for (std::size_t i = parts.size(); i-- > 0;)
+      if (levelOf(parts[i]) >= 0) {
+        level = levelOf(parts[i]);
+        from = i;
+        break;
+      }
+    std::string key;
+    for (std::size_t i = from; i < parts.size(); ++i) key += parts[i] + "/";
+    tasks.push_back(BenchTask{file, key + file.stem().string(), level});
+  }
+  std::sort(tasks.begin(), tasks.end(), orderBefore);
+  return tasks;
+}
+
+}  // namespace bench
+
+int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
+  auto args = parseArgs(argv);
+  if (!args) return 2;
+  std::error_code ec;
+  if (!fs::exists(args->dir, ec)) {
+    std::cerr << "stitchcuda bench: no such folder or file: " << args->dir.string() << "\n";
+    return 2;
+  }
+  auto tasks = bench::findTasks(args->dir);
+  if (!tasks) {
+    std::cerr << "stitchcuda bench: " << tasks.error() << "\n";
+    return 1;
+  }
+  if (tasks.value().empty()) {
+    std::cerr << "stitchcuda bench: no task (*.py) under " << args->dir.string() << "\n";
+    return 1;
+  }
+  std::string slotError;
+  auto slots = gpuSlots(args->gpus, slotError);
+  if (!slots) {
+    std::cerr << "stitchcuda bench: " << slotError << "\n";
+    return 2;
+  }
+  Plan plan;
+  plan.self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) plan.self = fs::absolute(argv[0]);
+  plan.out = fs::absolute(args->out);
+  plan.jobsDir = args->jobsDirGiven ? fs::absolute(config.jobsDir) : plan.out / "jobs";
+  plan.python = config.python;
+  plan.ncuRuns = config.ncuRuns;
+  plan.timeout = std::chrono::milliseconds(static_cast<long long>(args->timeoutSeconds * 1000));
+  plan.forward = args->forward;
+  fs::create_directories(plan.out, ec);
+  if (ec) {
+    std::cerr << "stitchcuda bench: cannot create " << plan.out.string() << ": " << ec.message() << "\n";
+    return 1;
+  }
+
+  adoptOrphans();
+  auto env = probeEnvironment(config);
+  if (!env) {
+    std::cerr << "stitchcuda bench: the harness did not answer (" << config.python << ", " << config.harnessDir.string()
+              << "): " << env.error() << "\n";
+    return 1;
+  }
+
+  const fs::path resultsFile = plan.out / "results.json";
+  std::vector<TaskResult> done;
+  json runs = json::array();
+  if (args->resume && fs::exists(resultsFile, ec)) {
+    BenchEnvironment previous;
+    try {
+      json doc = json::parse(readText(resultsFile));
+      previous = doc.at("environment").get<BenchEnvironment>();
+      done = doc.at("results").get<std::vector<TaskResult>>();
+      runs = doc.value("runs", json::array());
+    } catch (const std::exception& e) {
+      std::cerr << "stitchcuda bench: cannot resume from " << resultsFile.string() << ": " << e.what()
+                << "; run without --resume to start over\n";
+      return 1;
+    }
+    if (!previous.comparableWith(env.value())) {
+      std::cerr << "stitchcuda bench: refusing to resume: " << resultsFile.string() << " holds results measured on "
+                << previous.describe() << ", and this machine has " << env.value().describe()
+                << "; results from a different GPU or PyTorch cannot share a table. Use another --out, or run "
+                   "without --resume to start over.\n";
+      return 2;
+    }
+  }
+  runs.push_back(json{{"date", agents::utcNow()}, {"command", commandLineOf(argv)}});
+
+  std::vector<BenchTask> pending;
+  for (const auto& t : tasks.value())
+    if (std::none_of(done.begin(), done.end(), [&](const TaskResult& r) { return r.task == t.key; }))
+      pending.push_back(t);
+  std::cout << "bench: " << tasks.value().size() << " task(s) under " << args->dir.string() << " on "
+            << env.value().describe() << "\n";
+  if (args->resume)
+    std::cout << "resuming: " << tasks.value().size() - pending.size() << " task(s) already in "
+              << resultsFile.string() << ", " << pending.size() << " to run\n";
+  std::cout << "\n" << bench::taskTableHeader() << std::flush;
+
+  BenchRun run(plan.out, env.value(), runs, std::move(done));
+  const auto start = std::chrono::steady_clock::now();
+  std::mutex queueMutex;
+  std::size_t next = 0;
+  std::vector<std::thread> workers;
+  for (const std::string& gpu : *slots)
+    workers.emplace_back([&, gpu] {
+      while (true) {
+        BenchTask task;
+        {
+          std::lock_guard lock(queueMutex);
+          if (next >= pending.size()) return;
+          task = pending[next++];
+        }
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (args->deadline && elapsed > *args->deadline) {
+          run.notRun(task);
+          continue;
+        }
+        run.add(runTask(plan, task, gpu), gpu, slots->size() > 1);
+      }
+    });
+  for (auto& w : workers) w.join();
+  run.finish();
+  if (run.writeFailed()) return 1;
+  return run.complete() ? 0 : 1;
+}
+
+}  // namespace stitch::server
