@@ -6,6 +6,8 @@
 #include "agents/builtin/HostProgram.h"
 #include "agents/builtin/LibraryEmitter.h"
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -43,6 +45,22 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (std::size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
   return s;
+}
+
+// `self.a.b` for a dotted module path; components that are not identifiers ("0" of an
+// nn.Sequential) are read with getattr.
+std::string attributePath(const std::string& dotted) {
+  std::string expr = "self";
+  std::size_t start = 0;
+  while (!dotted.empty() && start <= dotted.size()) {
+    const std::size_t dot = std::min(dotted.find('.', start), dotted.size());
+    const std::string part = dotted.substr(start, dot - start);
+    const bool identifier = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) &&
+                            std::all_of(part.begin(), part.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    expr = identifier ? expr + "." + part : "getattr(" + expr + ", \"" + part + "\")";
+    start = dot + 1;
+  }
+  return expr;
 }
 
 struct Layout {
@@ -126,7 +144,7 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
       const TensorInfo* t = graph.tensor(id);
       if (t->role == "parameter" || t->role == "buffer") {
         if (!t->name) return Failure{"parameter " + t->id + " has no name; ModelNew cannot register it"};
-        add(t->id, "self." + *t->name, false);
+        add(t->id, attributePath(*t->name), false);
       }
     }
   for (const auto& k : plan.kernels)
@@ -178,26 +196,32 @@ std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource
 
 // Every parameter and buffer registered under the reference's dotted names (also those no
 // kernel reads, such as num_batches_tracked), so the harness can copy the reference's
-// state_dict into ModelNew: it does so only when the keys match.
+// state_dict into ModelNew: it does so only when the keys match. Names need not be Python
+// identifiers (nn.Sequential's children are "0", "1", ...), so modules are added by name.
 std::string registrations(const Graph& graph) {
   std::ostringstream py;
   std::set<std::string> modules;
+  auto split = [](const std::string& name) {
+    const auto dot = name.rfind('.');
+    return dot == std::string::npos ? std::make_pair(std::string(), name)
+                                    : std::make_pair(name.substr(0, dot), name.substr(dot + 1));
+  };
   for (const TensorInfo& info : graph.tensors) {
     const TensorInfo* t = &info;
     if ((t->role != "parameter" && t->role != "buffer") || !t->name) continue;
     const std::string name = *t->name;
-    std::string prefix;
     for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
-      prefix = name.substr(0, dot);
-      if (modules.insert(prefix).second) py << "        self." << prefix << " = nn.Module()\n";
+      const std::string prefix = name.substr(0, dot);
+      if (!modules.insert(prefix).second) continue;
+      const auto [parent, leaf] = split(prefix);
+      py << "        " << attributePath(parent) << ".add_module(\"" << leaf << "\", nn.Module())\n";
     }
-    const auto lastDot = name.rfind('.');
-    const std::string owner = lastDot == std::string::npos ? "self" : "self." + name.substr(0, lastDot);
-    const std::string leaf = lastDot == std::string::npos ? name : name.substr(lastDot + 1);
+    const auto [owner, leaf] = split(name);
     if (t->role == "parameter")
-      py << "        " << owner << "." << leaf << " = nn.Parameter(torch.empty(" << tuple(t->shape) << "))\n";
+      py << "        " << attributePath(owner) << ".register_parameter(\"" << leaf << "\", nn.Parameter(torch.empty("
+         << tuple(t->shape) << ")))\n";
     else
-      py << "        " << owner << ".register_buffer(\"" << leaf << "\", torch.empty(" << tuple(t->shape)
+      py << "        " << attributePath(owner) << ".register_buffer(\"" << leaf << "\", torch.empty(" << tuple(t->shape)
          << ", dtype=torch." << t->dtype << "))\n";
   }
   return py.str();

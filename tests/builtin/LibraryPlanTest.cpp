@@ -131,6 +131,16 @@ TEST(LibraryCoder, OneStepRunsDirectly) {
   EXPECT_NE(c.value().cuda.find("CUBLAS_COMPUTE_32F,"), std::string::npos);  // fp32, not TF32
 }
 
+TEST(LibraryCoder, SequentialChildrenAreNamedByStringNotAsAttributes) {
+  auto c = fixtureCandidate("87_conv_bn_relu_stem");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const std::string& py = c.value().python;
+  EXPECT_NE(py.find("self.block1.add_module(\"0\", nn.Module())"), std::string::npos) << py;
+  EXPECT_NE(py.find("getattr(self.block1, \"0\").register_parameter(\"weight\""), std::string::npos) << py;
+  EXPECT_NE(py.find("getattr(self.block1, \"0\").weight"), std::string::npos) << py;
+  EXPECT_EQ(py.find("self.block1.0"), std::string::npos) << py;
+}
+
 nlohmann::json tensor(const std::string& id, std::vector<int64_t> shape, const std::string& role) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
