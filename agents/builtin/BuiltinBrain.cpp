@@ -43,7 +43,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   loop::BrainPlan out;
   out.plan.jobId = request.jobId;
   out.plan.uri = request.uri;
-  auto g = parseGraph(facts.graph);
+  auto g = parseGraph(normalizeGraph(facts.graph));
   if (!g) {
     out.reason = g.error().message;
     return out;

@@ -161,8 +161,7 @@ const Node* Graph::node(int id) const {
   return it == nodeIndex_.end() ? nullptr : &nodes[it->second];
 }
 
-Outcome<Graph> parseGraph(const json& raw) {
-  const json j = normalizeGraph(raw);
+Outcome<Graph> parseGraph(const json& j) {
   try {
     Graph g;
     const auto schema = get<std::string>(j, "schema", "graph");

@@ -87,27 +87,19 @@ struct Graph {
   const Node* node(int id) const;
 
 private:
-  friend // Normalizes first (normalizeGraph), then types the graph.
-Outcome<Graph> parseGraph(const nlohmann::json& j);
-
-// The brain's view of a capture (GraphNormalize.cpp): `_unsafe_view` is a view; addmm/baddbmm
-// become mm/bmm followed by explicit scale and add nodes; a convolution's bias becomes an add of
-// a [C, 1, ...] view after a bias-free convolution. Library calls then carry no epilogue of their
-// own, and the planner decides where each epilogue op runs (the library's epilogue or a fused
-// generated kernel).
-nlohmann::json normalizeGraph(nlohmann::json graph);
+  friend Outcome<Graph> parseGraph(const nlohmann::json& j);
   std::map<std::string, std::size_t> tensorIndex_;
   std::map<int, std::size_t> nodeIndex_;
 };
 
-// Normalizes first (normalizeGraph), then types the graph.
 Outcome<Graph> parseGraph(const nlohmann::json& j);
 
-// The brain's view of a capture (GraphNormalize.cpp): `_unsafe_view` is a view; addmm/baddbmm
-// become mm/bmm followed by explicit scale and add nodes; a convolution's bias becomes an add of
-// a [C, 1, ...] view after a bias-free convolution. Library calls then carry no epilogue of their
-// own, and the planner decides where each epilogue op runs (the library's epilogue or a fused
-// generated kernel).
+// The built-in brain's view of a capture (GraphNormalize.cpp), applied before parseGraph:
+// `_unsafe_view` and whole-range slices are views; addmm/baddbmm become mm/bmm followed by
+// explicit scale and add nodes; a convolution's bias becomes an add of a [C, 1, ...] view after a
+// bias-free convolution. Library calls then carry no epilogue of their own, and the planner
+// decides where each epilogue op runs (the library's epilogue or a fused generated kernel). The
+// LLM brain reads the capture as it is: the operators the user's code really issued.
 nlohmann::json normalizeGraph(nlohmann::json graph);
 
 // Reads scalars as numbers: ints and bools widen to double; anything else is nullopt.

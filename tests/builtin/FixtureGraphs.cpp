@@ -33,7 +33,7 @@ Outcome<Graph> loadFixture(const std::string& name) {
   if (text.empty()) return Failure{path.string() + ": missing or empty"};
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return Failure{path.string() + ": not JSON"};
-  return parseGraph(j);
+  return parseGraph(normalizeGraph(j));
 }
 
 Outcome<ForwardSource> fixtureForward(const Graph& graph) {

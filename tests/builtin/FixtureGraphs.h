@@ -13,7 +13,8 @@ namespace stitch::agents::builtin::testing {
 std::filesystem::path sourceDir();
 // Every fixture's name ("19_sum_lastdim"), sorted.
 std::vector<std::string> fixtureNames();
-// The parsed graph of a fixture; fails with the parser's message.
+// The graph of a fixture as the built-in brain reads it (normalized, then parsed); fails with
+// the parser's message.
 Outcome<Graph> loadFixture(const std::string& name);
 // The fixture's task forward (the graph names its task file relative to the repository).
 Outcome<ForwardSource> fixtureForward(const Graph& graph);

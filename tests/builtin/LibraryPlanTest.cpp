@@ -157,7 +157,7 @@ TEST(GraphNormalize, AddmmBecomesMmThenScaleAndAdd) {
                                   {"outputs", {"t3"}}}}},
                       {"inputs", {"t0", "t1", "t2"}},
                       {"outputs", {"t3"}}};
-  auto parsed = parseGraph(g);
+  auto parsed = parseGraph(normalizeGraph(g));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   const Graph& graph = parsed.value();
   ASSERT_EQ(graph.nodes.size(), 3u);
@@ -184,7 +184,7 @@ TEST(GraphNormalize, UnsafeViewAndWholeSlicesAreViews) {
                                   {"outputs", {"t2"}}}}},
                       {"inputs", {"t0"}},
                       {"outputs", {"t2"}}};
-  auto parsed = parseGraph(g);
+  auto parsed = parseGraph(normalizeGraph(g));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(parsed.value().nodes[0].op, "aten::view");
   EXPECT_EQ(parsed.value().nodes[1].kind, "view");
