@@ -4,8 +4,10 @@ on any stream is counted), inputs rotated among several sets, median and spread.
 
 The synchronize costs: the end event is enqueued only once the host wakes from it, so every
 sample carries a constant of its own (22 µs on an H100 for a function that does nothing, a third
-of a 4096x4096 ReLU). That floor is measured once per device with the same protocol and taken off
-each sample, so ratios compare the work and not the timer; the raw median is kept beside.
+of a 4096x4096 ReLU). That floor is measured with the same protocol in every measurement, right
+after its warm-up (so in the GPU state its samples see: a floor taken while the GPU idled read
+higher and erased a 15 µs eager reduction), and taken off each sample, so ratios compare the
+work and not the timer; the raw median and the floor are kept beside.
 
 The timing primitives are bound when this module is imported, before any candidate is loaded,
 so a candidate that patches torch.cuda.Event or time.perf_counter cannot change our numbers
@@ -77,9 +79,6 @@ def _stats(samples: list[float], input_sets: int, method: str, floor_ms: float =
                        statistics.pstdev(s), len(s), input_sets, method, floor_ms, raw)
 
 
-_floor_cache: dict[str, float] = {}
-
-
 class Timer:
     def __init__(self, device: torch.device, config: TimerConfig) -> None:
         self.device = device
@@ -108,17 +107,15 @@ class Timer:
             _synchronize()
             per_iter = (_perf_counter() - t0) / max(1, cfg.warmup)
             iters = max(cfg.min_iterations, min(cfg.iterations, int(cfg.max_seconds / max(per_iter, 1e-6))))
+            floor = self.floor_ms()
             samples = self._samples(fn, input_sets, iters)
         method = "cuda_events_device_sync_l2_flush" if self._flush_buffer is not None else "cuda_events_device_sync"
-        return _stats(samples, n, method + "_minus_floor", self.floor_ms())
+        return _stats(samples, n, method + "_minus_floor", floor)
 
     def floor_ms(self) -> float:
-        """What the protocol reports for a function that does nothing on this device (median)."""
-        key = f"{self.device}:{self._flush_buffer is not None}"
-        if key not in _floor_cache:
-            with _no_grad():
-                _floor_cache[key] = statistics.median(self._samples(lambda: None, [[]], 200))
-        return _floor_cache[key]
+        """What the protocol reports now for a function that does nothing (median of 100)."""
+        with _no_grad():
+            return statistics.median(self._samples(lambda: None, [[]], 100))
 
     def _samples(self, fn: Callable[..., Any], input_sets: list[list[Any]], iters: int) -> list[float]:
         n = len(input_sets)

@@ -128,10 +128,6 @@ class Verification:
             # Baselines first, outside the candidate's guard window: torch.compile patches
             # nn.Module itself (dynamo), which the snapshot would otherwise blame on the candidate.
             self._baseline = self._fetch_baseline()
-            # The timer's floor is taken off the candidate's samples: measure it now, before any
-            # candidate code is in the process (a cached baseline leaves it unmeasured until then).
-            if self.device.type == "cuda":
-                Timer(self.device, cfg.timer).floor_ms()
         self._load(library)
         self._trials()
         self._buffer_reuse_and_determinism()
