@@ -16,6 +16,11 @@ namespace {
 
 int64_t bytesOf(const TensorInfo& t) { return t.numel() * t.elementBytes(); }
 
+// The traffic a step saves against eager PyTorch, which reads and writes every operator's tensors.
+double gainPct(const PlannedKernel& p) {
+  return p.eagerBytes > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(p.floorBytes) / p.eagerBytes)) : 0.0;
+}
+
 std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
   bool pools = false;
   for (const auto& v : k.values) pools = pools || v.op == ValueOp::Pool;
@@ -171,8 +176,7 @@ private:
     for (const auto& id : call.reads())
       if (roots.insert(id).second) p.floorBytes += bytesOf(*graph_.tensor(id));
     p.floorBytes += bytesOf(*graph_.tensor(call.output()));
-    if (p.eagerBytes > 0)
-      p.expectedGainPct = std::max(0.0, 100.0 * (1.0 - static_cast<double>(p.floorBytes) / p.eagerBytes));
+    p.expectedGainPct = gainPct(p);
     p.technique = call.describe();
     p.library = std::move(call);
     return p;
@@ -186,8 +190,7 @@ private:
     for (const auto& in : k.inputs)
       if (roots.insert(in.tensorId).second) p.floorBytes += bytesOf(*graph_.tensor(in.tensorId));
     for (const auto& out : k.outputs) p.floorBytes += bytesOf(*graph_.tensor(out.tensorId));
-    if (p.eagerBytes > 0)
-      p.expectedGainPct = std::max(0.0, 100.0 * (1.0 - static_cast<double>(p.floorBytes) / p.eagerBytes));
+    p.expectedGainPct = gainPct(p);
     p.technique = techniqueOf(k, ops);
     p.kernel = std::move(k);
     return p;
