@@ -70,6 +70,8 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
     t.expectedGainPct = k.expectedGainPct;
     out.plan.tasks.push_back(std::move(t));
   }
+  for (const auto& k : plan_.kernels)
+    if (k.library) out.flops += k.library->flops();
   for (const auto& u : plan_.uncovered)
     out.plan.uncovered.push_back(shortOp(u.op) + (u.source ? " (line " + std::to_string(u.source->line) + ")" : "") +
                                  ": " + u.reason);

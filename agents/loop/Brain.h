@@ -34,6 +34,7 @@ struct BrainPlan {
   protocol::PlanParams plan;  // tasks and uncovered operators, for the editor
   bool generatable = false;   // a candidate can be generated for it
   std::string reason;         // why not, when it cannot
+  double flops = 0;           // the math its library calls (GEMMs, convolutions) must do: a compute floor
 };
 
 struct Draft {

@@ -86,6 +86,7 @@ private:
     context_.progress(replan ? "replanning" : "planning the kernels", 35);
     BrainPlan p = brain_.plan(facts, request_, replan);
     plan_ = p.plan;
+    planFlops_ = p.flops;
     for (auto& t : plan_.tasks) t.status = p.generatable ? "active" : "skipped";
     context_.emit(plan_);
     log(replan ? "REPLAN" : "PLAN", std::to_string(plan_.tasks.size()) + " step(s) planned, " +
@@ -214,21 +215,35 @@ private:
     ProfileSubject subject{id, d.dir, newBest, std::nullopt, brain_.editRange()};
     auto floorMs = number(roof, "floor_ms");
     if (floorMs && fb.medianMs && *fb.medianMs > 0) {
-      const double frac = *floorMs / *fb.medianMs;
-      fb.floorFraction = frac;
       subject.floor = profiling::MemoryFloor{*floorMs * 1000, *fb.medianMs * 1000, roof.value("bytes", 0.0),
                                              roof.value("bandwidth_gbps", 0.0)};
+      double floor = *floorMs;
+      std::string which = "memory-roofline floor (" + fixed(*floorMs, 3) + " ms for " +
+                          fixed(subject.floor->bytes / 1e6, 1) + " MB at " + fixed(subject.floor->bandwidthGBps, 0) +
+                          " GB/s)";
+      // Library calls (GEMMs, convolutions) are bound by math: their floor is the FLOPs over the
+      // measured FP32 ceiling when that is the higher of the two.
+      if (planFlops_ > 0)
+        if (const auto& ceilings = profiler_.ceilings(context_.cancelToken()); ceilings && ceilings->fp32Tflops > 0) {
+          const double computeMs = planFlops_ / (ceilings->fp32Tflops * 1e12) * 1e3;
+          if (computeMs > floor) {
+            floor = computeMs;
+            which = "compute-roofline floor (" + fixed(computeMs, 3) + " ms for " + fixed(planFlops_ / 1e9, 1) +
+                    " GFLOP at " + fixed(ceilings->fp32Tflops, 1) + " TFLOP/s FP32)";
+          }
+        }
+      const double frac = floor / *fb.medianMs;
+      fb.floorFraction = frac;
       // The bench runner reads the trailing [roofline_fraction=...] of this line.
-      log("PROFILE", id + " reaches " + fixed(frac * 100, 0) + "% of the memory-roofline floor (" + fixed(*floorMs, 3) +
-                         " ms for " + fixed(subject.floor->bytes / 1e6, 1) + " MB at " +
-                         fixed(subject.floor->bandwidthGBps, 0) + " GB/s) [roofline_fraction=" + fixed(frac, 3) + "]");
+      log("PROFILE", id + " reaches " + fixed(frac * 100, 0) + "% of the " + which + " [roofline_fraction=" +
+                         fixed(frac, 3) + "]");
     }
     if (auto params = profiler_.run(subject, plan_, context_.cancelToken(), fb)) context_.emit(std::move(*params));
     if (fb.verifier) {
       fb.diagnosis = fb.verifier->diagnosis + " " + fb.verifier->suggestion;
       log("PROFILE", id + " feedback " + describe(*fb.verifier));
     } else if (fb.floorFraction) {
-      fb.diagnosis = "reaches " + fixed(*fb.floorFraction * 100, 0) + "% of the memory-roofline floor";
+      fb.diagnosis = "reaches " + fixed(*fb.floorFraction * 100, 0) + "% of the roofline floor";
     }
   }
 
@@ -304,6 +319,7 @@ private:
   protocol::PlanParams plan_;
   std::optional<Best> best_;
   ProfilePhase profiler_;
+  double planFlops_ = 0;  // the plan's library math, for the compute floor
 };
 
 }  // namespace

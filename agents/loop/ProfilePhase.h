@@ -53,11 +53,13 @@ public:
   std::optional<protocol::ProfileParams> run(const ProfileSubject& subject, const protocol::PlanParams& plan,
                                              const CancelToken& cancel, Feedback& fb);
 
+  // The GPU's measured ceilings (copy bandwidth, FP32): measured once per GPU, cached on disk.
+  const std::optional<profiling::Ceilings>& ceilings(const CancelToken& cancel);
+
 private:
   std::optional<profiling::TraceSummary> trace(const ProfileSubject& s, const CancelToken& cancel);
   std::optional<std::vector<profiling::KernelMetrics>> ncuMetrics(const ProfileSubject& s, const CancelToken& cancel);
   bool ncuReady(const CancelToken& cancel);
-  const std::optional<profiling::Ceilings>& ceilings(const CancelToken& cancel);
   void fallback(const profiling::ProfileError& error);
 
   const JobRequest& request_;

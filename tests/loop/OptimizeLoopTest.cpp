@@ -109,6 +109,7 @@ private:
 struct BrainRecord {
   int drafts = 2;
   bool replansOnStagnation = true;
+  double flops = 0;  // what the plan says its library calls compute
   std::vector<bool> plans;                               // the replan flag of each plan() call
   std::vector<std::optional<loop::Feedback>> feedback;   // `last` of each next() call
 };
@@ -127,6 +128,7 @@ public:
     t.range = {{11, 0}, {13, 0}};
     p.plan.tasks.push_back(t);
     p.generatable = true;
+    p.flops = r_.flops;
     return p;
   }
   std::optional<loop::Draft> next(const std::optional<loop::Feedback>& last, const fs::path& dir,
@@ -281,6 +283,18 @@ TEST_F(OptimizeLoopTest, VerifiedCandidateProfileLandsOnTheLinesItReplaces) {
   EXPECT_EQ(logsContaining("c1 reaches 49% of the memory-roofline floor"), 1);
   EXPECT_EQ(logsContaining("[roofline_fraction=0.493]"), 1);
   EXPECT_EQ(logsContaining("c1: 1 kernel(s)"), 1);
+}
+
+// A plan with library math is held to the higher of its two floors: 2 GFLOP at the recorded
+// 51.25 TFLOP/s FP32 ceiling is 0.039 ms, above the 0.024 ms the bytes need.
+TEST_F(OptimizeLoopTest, LibraryMathIsHeldToTheComputeFloorWhenItIsHigher) {
+  script.verdicts = {ok(passingVerdict())};
+  options.budget.iterations = 1;
+  brain.flops = 2e9;
+  run();
+  EXPECT_EQ(logsContaining("c1 reaches 80% of the compute-roofline floor (0.039 ms for 2.0 GFLOP at 51.3 TFLOP/s FP32)"), 1);
+  EXPECT_EQ(logsContaining("[roofline_fraction=0.802]"), 1);
+  EXPECT_EQ(logsContaining("memory-roofline"), 0);
 }
 
 TEST_F(OptimizeLoopTest, FeedbackOfEachRoundReachesTheBrain) {
