@@ -16,6 +16,10 @@ namespace stitch::agents::builtin {
 // The headers, handles, workspace and the shared prepare/run helpers; empty when neither is used.
 std::string emitLibraryPrelude(bool gemm, bool conv);
 
+// How many cuDNN calls a convolution's groups take: 1 (cuDNN groups them itself) or one per group
+// (1 < groups < channels; see sc_conv_shape in the generated code for why).
+int groupCalls(const ConvCall& c);
+
 EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, const std::map<std::string, int>& slots);
 
 }  // namespace stitch::agents::builtin

@@ -4,6 +4,8 @@
 // intermediate buffers planned once).
 #include "FixtureGraphs.h"
 
+#include "agents/builtin/LibraryEmitter.h"
+
 #include <gtest/gtest.h>
 
 namespace stitch::agents::builtin {
@@ -101,9 +103,16 @@ TEST(LibraryPlan, TransposedStridedConvolutionAndItsBias) {
 }
 
 TEST(LibraryPlan, DepthwiseAndGroupedConvolutionsKeepTheirGroups) {
-  EXPECT_EQ(planOf("65_conv2d_depthwise").kernels[0].library->conv.groups,
-            planOf("65_conv2d_depthwise").kernels[0].library->conv.inShape[1]);
-  EXPECT_GT(planOf("64_conv2d_grouped").kernels[0].library->conv.groups, 1);
+  const ConvCall depthwise = planOf("65_conv2d_depthwise").kernels[0].library->conv;
+  EXPECT_EQ(depthwise.groups, depthwise.inShape[1]);
+  EXPECT_EQ(groupCalls(depthwise), 1);  // cuDNN groups one channel per group itself
+  const ConvCall grouped = planOf("64_conv2d_grouped").kernels[0].library->conv;
+  EXPECT_EQ(grouped.groups, 32);
+  EXPECT_EQ(groupCalls(grouped), 32);  // one call per group, all on the caller's stream
+  EXPECT_EQ(groupCalls(planOf("62_conv2d_3x3").kernels[0].library->conv), 1);
+  auto c = fixtureCandidate("64_conv2d_grouped");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_NE(c.value().cuda.find("{1, 1, 0}, 32, 0, 32};"), std::string::npos);  // groups 32, forward, 32 calls
 }
 
 TEST(LibraryCoder, SeveralStepsReplayAsACudaGraphAndShareIntermediateBuffers) {
