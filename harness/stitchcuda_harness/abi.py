@@ -22,12 +22,22 @@ class StitchTensor(ctypes.Structure):
                 ("sizes", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS)]
 
 
+def status_name(code: int) -> str:
+    """What a stitch_forward status means: a cudaError_t, or (from the built-in coder's library
+    launchers) 10000 + a cublasStatus_t or 20000 + a cudnnStatus_t; the library's own message is
+    on the worker's stderr."""
+    if code >= 20000:
+        return f"cuDNN status {code - 20000}"
+    if code >= 10000:
+        return f"cuBLASLt status {code - 10000}"
+    return STICKY_CUDA_ERROR_CODES.get(code, f"cudaError {code}")
+
+
 class StitchKernelError(RuntimeError):
     """A non-zero status from stitch_forward; `cuda_error_code` is the cudaError_t value."""
 
     def __init__(self, code: int) -> None:
-        name = STICKY_CUDA_ERROR_CODES.get(code, f"cudaError {code}")
-        super().__init__(f"stitch_forward returned {code} ({name})")
+        super().__init__(f"stitch_forward returned {code} ({status_name(code)})")
         self.cuda_error_code = code
 
 
