@@ -107,6 +107,7 @@ std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobCont
   const json taskParams{{"path", request.taskFile.string()}};
   auto task = steps.call("loadTask", taskParams, limits.stepDeadline, "loading the model", 15);
   if (!task) return stop();
+  facts.modelClass = task->value("modelClass", facts.modelClass);
   steps.log("task: " + task->value("modelClass", std::string("model")) + " with " +
             std::to_string(task->value("inputs", json::array()).size()) + " input(s), " +
             std::to_string(task->value("parameters", json::object()).value("count", 0)) + " parameter tensor(s)");

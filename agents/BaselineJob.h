@@ -25,6 +25,7 @@ struct BaselineLimits {
 struct BaselineFacts {
   bool cuda = false;
   protocol::json graph;               // stitchcuda.graph/1, parsed by the planner
+  std::string modelClass = "Model";   // the class the harness loaded as the reference model
   std::map<int, double> lineTimesUs;  // one-based task line -> reference time (GPU, or CPU without one)
 };
 

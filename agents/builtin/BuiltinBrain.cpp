@@ -84,7 +84,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   std::ifstream in(request.taskFile);
   std::stringstream text;
   text << in.rdbuf();
-  auto f = findForward(text.str());
+  auto f = findForward(text.str(), facts.modelClass);
   if (!f) {
     out.reason = fileName(request.taskFile.string()) + ": " + f.error().message;
     return out;
