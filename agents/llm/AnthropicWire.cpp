@@ -47,12 +47,6 @@ public:
     // ping, content_block_start/stop and event types added later carry nothing we need.
     return std::nullopt;
   }
-  bool done() const override { return done_; }
-  ChatAnswer answer() const override { return answer_; }
-
-private:
-  ChatAnswer answer_;
-  bool done_ = false;
 };
 
 class AnthropicWire final : public ProviderWire {

@@ -40,12 +40,6 @@ public:
     }
     return std::nullopt;
   }
-  bool done() const override { return done_; }
-  ChatAnswer answer() const override { return answer_; }
-
-private:
-  ChatAnswer answer_;
-  bool done_ = false;
 };
 
 class OpenAiWire final : public ProviderWire {

@@ -19,13 +19,18 @@ struct WireRequest {
 };
 
 // Reads a stream's events into an answer. An error stops the stream; done() says the
-// provider's end marker arrived (a stream that ends without it was cut off).
+// provider's end marker arrived (a stream that ends without it was cut off). Each provider's
+// decoder parses its own event format into the answer and the end marker kept here.
 class StreamDecoder {
 public:
   virtual ~StreamDecoder() = default;
   virtual std::optional<ChatError> onEvent(const SseEvent& event) = 0;
-  virtual bool done() const = 0;
-  virtual ChatAnswer answer() const = 0;
+  bool done() const { return done_; }
+  ChatAnswer answer() const { return answer_; }
+
+protected:
+  ChatAnswer answer_;
+  bool done_ = false;
 };
 
 class ProviderWire {
