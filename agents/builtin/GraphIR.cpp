@@ -161,6 +161,20 @@ const Node* Graph::node(int id) const {
   return it == nodeIndex_.end() ? nullptr : &nodes[it->second];
 }
 
+Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {
+  const TensorInfo* root = &t;
+  while (root->viewOf) {
+    const TensorInfo* base = tensor(*root->viewOf);
+    if (!base) break;
+    root = base;
+  }
+  if (root->role == "constant")
+    return Failure{"tensor " + t.id + " was made outside ATen (role constant); ModelNew cannot pass it"};
+  if (root->role == "intermediate" && !root->contiguous())
+    return Failure{"intermediate " + root->id + " is not contiguous; the generated buffers are"};
+  return root;
+}
+
 Outcome<Graph> parseGraph(const json& j) {
   try {
     Graph g;

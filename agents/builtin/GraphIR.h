@@ -85,6 +85,10 @@ struct Graph {
 
   const TensorInfo* tensor(const std::string& id) const;
   const Node* node(int id) const;
+  // The tensor the ABI passes for `t`: the root of its view chain, when ModelNew can pass it
+  // (not a constant made outside ATen, and an intermediate only when contiguous, as the
+  // generated buffers are); otherwise why not.
+  Outcome<const TensorInfo*> abiRoot(const TensorInfo& t) const;
 
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);

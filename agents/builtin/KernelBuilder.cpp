@@ -197,16 +197,9 @@ Outcome<int> KernelBuilder::external(const std::string& tensorId, const std::vec
 Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::vector<int64_t> strides,
                                             std::vector<int> dimMap, bool window) {
   const TensorInfo* t = graph_->tensor(tensorId);
-  const TensorInfo* root = t;
-  while (root->viewOf) {
-    const TensorInfo* base = graph_->tensor(*root->viewOf);
-    if (!base) break;
-    root = base;
-  }
-  if (root->role == "constant")
-    return Failure{"tensor " + t->id + " was made outside ATen (role constant); ModelNew cannot pass it"};
-  if (root->role == "intermediate" && !root->contiguous())
-    return Failure{"intermediate " + root->id + " is not contiguous; the generated buffers are"};
+  auto passed = graph_->abiRoot(*t);
+  if (!passed) return passed.error();
+  const TensorInfo* root = passed.value();
   if (t->dtype != "float32" && t->dtype != "bool")
     return Failure{"input " + t->id + " is " + t->dtype + "; the generated kernels read float32 and bool"};
   KernelInput in;

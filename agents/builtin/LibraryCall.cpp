@@ -6,26 +6,14 @@
 namespace stitch::agents::builtin {
 namespace {
 
-const TensorInfo* rootOf(const Graph& g, const TensorInfo* t) {
-  while (t->viewOf) {
-    const TensorInfo* base = g.tensor(*t->viewOf);
-    if (!base) break;
-    t = base;
-  }
-  return t;
-}
-
 // The tensor as the ABI passes it: its root, and the element offset of the view.
 Outcome<std::pair<const TensorInfo*, int64_t>> abiTensor(const Graph& g, const std::string& id, const Node& node) {
   const TensorInfo* t = g.tensor(id);
   if (!t) return Failure{node.where() + ": unknown tensor " + id};
   if (t->dtype != "float32") return Failure{node.where() + ": " + id + " is " + t->dtype + "; library calls are generated for float32"};
-  const TensorInfo* root = rootOf(g, t);
-  if (root->role == "constant")
-    return Failure{node.where() + ": " + id + " was made outside ATen (role constant); ModelNew cannot pass it"};
-  if (root->role == "intermediate" && !root->contiguous())
-    return Failure{node.where() + ": intermediate " + root->id + " is not contiguous; the generated buffers are"};
-  return std::make_pair(root, t->storageOffset - root->storageOffset);
+  auto root = g.abiRoot(*t);
+  if (!root) return Failure{node.where() + ": " + root.error().message};
+  return std::make_pair(root.value(), t->storageOffset - root.value()->storageOffset);
 }
 
 // The last two dims of `id` as a matrix: row-major (unit column stride) or column-major (unit
@@ -60,8 +48,9 @@ bool readsOutput(const Graph& g, const std::string& id, const std::string& outpu
   const TensorInfo* out = g.tensor(output);
   if (!t || !out) return false;
   if (t->id == output) return true;
-  return t->contiguous() && t->numel() == out->numel() && t->storageOffset == out->storageOffset &&
-         rootOf(g, t)->id == output;
+  if (!t->contiguous() || t->numel() != out->numel() || t->storageOffset != out->storageOffset) return false;
+  auto root = g.abiRoot(*t);
+  return root && root.value()->id == output;
 }
 
 std::string dims(const std::vector<int64_t>& v) {
@@ -183,9 +172,8 @@ bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
     const TensorInfo* v = vec && vec->tensor ? graph.tensor(*vec->tensor) : nullptr;
     // A [n] vector (leading unit dims allowed) with unit stride: the row-broadcast bias.
     if (v && v->numel() == gm.n && !v->shape.empty() && v->shape.back() == gm.n && (gm.n == 1 || v->strides.back() == 1)) {
-      const TensorInfo* root = rootOf(graph, v);
-      if (v->dtype == "float32" && root->role != "constant" && (root->role != "intermediate" || root->contiguous())) {
-        gm.bias = MatrixOperand{root->id, v->storageOffset - root->storageOffset, 0, 1, 0};
+      if (auto root = graph.abiRoot(*v); root && v->dtype == "float32") {
+        gm.bias = MatrixOperand{root.value()->id, v->storageOffset - root.value()->storageOffset, 0, 1, 0};
         folded = true;
       }
     }
