@@ -19,6 +19,7 @@ struct Slot {
   std::string tensorId;
   std::string expr;        // how ModelNew names it
   bool allocated = false;  // ModelNew allocates it (a kernel output)
+  bool kept = false;       // allocated once and reused (an intermediate buffer), not every call
 };
 
 std::string tuple(const std::vector<int64_t>& v) {
@@ -122,6 +123,7 @@ void nameBuffers(const Graph& graph, const Plan& plan, Layout& l) {
       }
       freeAfter[b] = lastRead.count(id) ? lastRead[id] : step;
       slot.expr = "buf" + std::to_string(b);
+      slot.kept = true;
     }
 }
 
@@ -184,7 +186,7 @@ std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource
     py << (l.buffers.size() == 1 ? ",)\n" : ")\n") << indent << names << (l.buffers.size() == 1 ? ", = buffers\n" : " = buffers\n");
   }
   for (const Slot& s : l.slots)
-    if (s.allocated && s.expr.rfind("out", 0) == 0) py << indent << s.expr << " = " << empty(graph.tensor(s.tensorId)) << "\n";
+    if (s.allocated && !s.kept) py << indent << s.expr << " = " << empty(graph.tensor(s.tensorId)) << "\n";
   py << indent << lib << ".forward(";
   for (std::size_t i = 0; i < l.slots.size(); ++i) py << (i ? ", " : "") << l.slots[i].expr;
   py << ")\n" << indent << "return ";
@@ -273,7 +275,8 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
       "  }\n";
   // One launch gains nothing from a graph; several (steps, or a convolution's groups) replay as one.
   bool launches = plan.kernels.size() >= 2;
-  for (const auto& k : plan.kernels) launches = launches || (k.library && k.library->kind == LibraryCall::Kind::Conv && groupCalls(k.library->conv) > 1);
+  for (const auto& k : plan.kernels)
+    launches = launches || (k.library && k.library->kind == LibraryCall::Kind::Conv && groupCalls(k.library->conv) > 1);
   cu << emitHostEntry(launchers, lay.slots.size(), checks, launches);
 
   std::ostringstream py;
