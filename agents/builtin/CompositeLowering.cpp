@@ -108,6 +108,7 @@ Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const std::string&
   if (b == "native_group_norm") return lowerGroupNorm(node);
   if (b.find("batch_norm") != std::string::npos) return lowerBatchNorm(node, b);
   if (b.find("pool") != std::string::npos) return lowerPool(node, b);
+  if (b == "convolution") return lowerDepthwiseConv(node);
   return lowerScan(node, b);
 }
 
@@ -360,6 +361,64 @@ Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
   bind(node.outputs[0], push(std::move(v)));
   for (std::size_t i = 1; i < node.outputs.size(); ++i)
     tensors_[node.outputs[i]] = {-1, node.where() + ": the indices of max pooling are not generated"};
+  return true;
+}
+
+bool generatesConvolution(const Graph& graph, const Node& node) {
+  if (baseName(node.op) != "convolution" || node.outputs.size() != 1) return false;
+  const Argument* in = node.arg("input");
+  const Argument* w = node.arg("weight");
+  if (!in || !in->tensor || !w || !w->tensor || !isNone(node, "bias")) return false;
+  const Argument* tr = node.arg("transposed");
+  if (tr && std::holds_alternative<bool>(tr->value) && std::get<bool>(tr->value)) return false;
+  const TensorInfo* x = graph.tensor(*in->tensor);
+  const TensorInfo* wt = graph.tensor(*w->tensor);
+  const TensorInfo* out = graph.tensor(node.outputs[0]);
+  if (!x || !wt || !out || x->shape.size() < 3 || x->shape.size() > 5 || wt->shape.size() != x->shape.size() ||
+      out->shape.size() != x->shape.size())
+    return false;
+  const int64_t channels = x->shape[1];
+  return channels > 1 && number(node, "groups", 1) == static_cast<double>(channels) && wt->shape[0] == channels &&
+         wt->shape[1] == 1 && out->shape[0] == x->shape[0] && out->shape[1] == channels;
+}
+
+// A depthwise convolution as a weighted pooling window: the iteration space is the output, each
+// element sums its window of the (external) input times its channel's weights. It opens its
+// kernel; the bias the graph split off, a batch norm and an activation fuse after it.
+Outcome<bool> KernelBuilder::lowerDepthwiseConv(const Node& node) {
+  if (!generatesConvolution(*graph_, node))
+    return Failure{node.where() + ": only depthwise convolutions are generated; the others run in cuDNN"};
+  if (!kernel_.shape.empty()) return Failure{node.where() + ": a convolution opens its own kernel"};
+  const TensorInfo* x = graph_->tensor(*node.arg("input")->tensor);
+  const TensorInfo* wt = graph_->tensor(*node.arg("weight")->tensor);
+  const TensorInfo* out = graph_->tensor(node.outputs[0]);
+  const std::size_t r = x->shape.size() - 2;
+  PoolSpec spec;
+  spec.max = false;
+  spec.kernel.assign(wt->shape.begin() + 2, wt->shape.end());
+  spec.stride = spatial(node, "stride", r, std::vector<int64_t>(r, 1));
+  spec.padding = spatial(node, "padding", r, std::vector<int64_t>(r, 0));
+  spec.dilation = spatial(node, "dilation", r, std::vector<int64_t>(r, 1));
+  if (spec.stride.size() != r || spec.padding.size() != r || spec.dilation.size() != r)
+    return Failure{node.where() + ": stride, padding and dilation do not match the spatial rank"};
+  spec.inSize.assign(x->shape.begin() + 2, x->shape.end());
+  spec.weightStrides = {wt->strides[0]};
+  spec.weightStrides.insert(spec.weightStrides.end(), wt->strides.begin() + 2, wt->strides.end());
+  kernel_.shape = out->shape;
+  const int rank = static_cast<int>(out->shape.size());
+  std::vector<int> map(rank);
+  for (int d = 0; d < rank; ++d) map[d] = out->shape[d] == 1 ? -1 : d;
+  auto in = externalStrided(x->id, x->strides, map, true);
+  if (!in) return in.error();
+  auto w = externalStrided(wt->id, wt->strides, map, true);
+  if (!w) return w.error();
+  spec.weights = kernel_.values[w.value()].input;
+  KernelValue v;
+  v.op = ValueOp::Pool;
+  v.input = kernel_.values[in.value()].input;
+  v.pool = std::move(spec);
+  v.dimMap = map;
+  bind(node.outputs[0], push(std::move(v)));
   return true;
 }
 

@@ -202,7 +202,9 @@ private:
   }
 
   // One device function per pooling value: the output coordinates from `lin`, then the window
-  // loops in PyTorch's order (so an avg sums in the same order, a max sees NaN the same way).
+  // loops in PyTorch's order (so an avg sums in the same order, a max sees NaN the same way). A
+  // depthwise convolution walks its window as a max pool does (dilation, padding skipped) and
+  // weights each element by its channel's kernel.
   void pools(std::ostream& o) {
     for (std::size_t id = 0; id < k_.values.size(); ++id) {
       const KernelValue& v = k_.values[id];
@@ -210,7 +212,9 @@ private:
       const PoolSpec& p = v.pool;
       const KernelInput& input = k_.inputs[v.input];
       const std::size_t r = p.kernel.size(), rank = k_.shape.size(), lead = rank - r;
-      o << "__device__ __forceinline__ float " << name_ << "_pool" << id << "(const float* __restrict__ x, int64_t lin) {\n"
+      const bool weighted = p.weights >= 0;
+      o << "__device__ __forceinline__ float " << name_ << "_pool" << id << "(const float* __restrict__ x, "
+        << (weighted ? "const float* __restrict__ wgt, " : "") << "int64_t lin) {\n"
         << "  int64_t rest = lin;\n";
       for (std::size_t j = r; j-- > 0;) {
         const int64_t size = k_.shape[lead + j];
@@ -218,6 +222,7 @@ private:
       }
       o << "  int64_t base = " << i64(input.offset) << ";\n";
       for (std::size_t d = lead; d-- > 0;) {
+        if (weighted && d == 1) o << "  const int64_t ch = rest % " << i64(k_.shape[1]) << ";\n";
         if (d == 0) o << "  base += rest * " << i64(input.strides[d]) << ";\n";
         else
           o << "  base += (rest % " << i64(k_.shape[d]) << ") * " << i64(input.strides[d]) << ";\n  rest /= "
@@ -226,8 +231,8 @@ private:
       std::string idx = "base";
       for (std::size_t j = 0; j < r; ++j) idx += " + i" + std::to_string(j) + " * " + i64(input.strides[lead + j]);
       std::string ind = "  ";
-      if (p.max) {
-        o << "  float m = __int_as_float(0xff800000);\n";
+      if (p.max || weighted) {
+        o << (weighted ? "  float sum = 0.0f;\n" : "  float m = __int_as_float(0xff800000);\n");
         for (std::size_t j = 0; j < r; ++j) {
           const std::string J = std::to_string(j);
           o << ind << "for (int64_t k" << J << " = 0; k" << J << " < " << p.kernel[j] << "; ++k" << J << ") {\n"
@@ -236,9 +241,16 @@ private:
             << ind << "  if (i" << J << " < 0 || i" << J << " >= " << p.inSize[j] << ") continue;\n";
           ind += "  ";
         }
-        o << ind << "const float v = x[" << idx << "];\n" << ind << "if (v > m || v != v) m = v;\n";
+        if (weighted) {
+          const KernelInput& w = k_.inputs[p.weights];
+          std::string widx = i64(w.offset) + " + ch * " + i64(p.weightStrides[0]);
+          for (std::size_t j = 0; j < r; ++j) widx += " + k" + std::to_string(j) + " * " + i64(p.weightStrides[1 + j]);
+          o << ind << "sum += x[" << idx << "] * wgt[" << widx << "];\n";
+        } else {
+          o << ind << "const float v = x[" << idx << "];\n" << ind << "if (v > m || v != v) m = v;\n";
+        }
         for (std::size_t j = 0; j < r; ++j) o << std::string(2 + 2 * (r - 1 - j), ' ') << "}\n";
-        o << "  return m;\n}\n";
+        o << (weighted ? "  return sum;\n}\n" : "  return m;\n}\n");
         continue;
       }
       std::string pool = "1", count = "1";
@@ -299,7 +311,10 @@ private:
       case ValueOp::Reduce: return "red" + std::to_string(id);
       case ValueOp::ArgIndex: return "idx" + std::to_string(v.args.at(0));
       case ValueOp::Scan: return "scan" + std::to_string(id);
-      case ValueOp::Pool: expr = name_ + "_pool" + std::to_string(id) + "(" + in(v.input) + ", lin)"; break;
+      case ValueOp::Pool:
+        expr = name_ + "_pool" + std::to_string(id) + "(" + in(v.input) + ", " +
+               (v.pool.weights >= 0 ? in(v.pool.weights) + ", " : "") + "lin)";
+        break;
       case ValueOp::Input:
         if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";
         else expr = in(v.input) + "[" + name_ + "_off" + std::to_string(v.input) + "(lin)]";
@@ -606,34 +621,71 @@ private:
     o << "  }\n}\n";
   }
 
+  // Row groups a column kernel splits its reduced dim over: a power of two up to the block's warps,
+  // no more than the reduced dim has elements. One thread per output left 16k threads walking
+  // 1024 rows each for argmin over [64,1024,256] (5% of the copy floor); 8 groups reach 54%,
+  // beating eager (bench/results/kernel_patterns_2026-11-23_h100.md).
+  int columnGroups() const {
+    int s = 1;
+    while (s * 2 <= variant_.block / 32 && s * 2 <= k_.reduced()) s *= 2;
+    return s;
+  }
+
+  // Blocks of 32 neighbouring columns (coalesced) x `columnGroups()` row groups. Each group
+  // reduces every S-th row of its columns; the partials meet in shared memory and every thread
+  // combines them in group order, so the result does not depend on timing. Elementwise outputs
+  // after the reductions are written by all groups, rows split the same way.
   void columns(std::ostream& o) {
-    const int64_t outer = k_.outer(), R = k_.reduced(), inner = k_.inner();
-    o << kernelHead() << "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < " << i64(outer * inner)
-      << "; t += (int64_t)gridDim.x * blockDim.x) {\n"
+    const int64_t outer = k_.outer(), R = k_.reduced(), inner = k_.inner(), cols = outer * inner;
+    const int S = columnGroups();
+    const std::string Ss = std::to_string(S);
+    o << "template <int VEC>\n__global__ void __launch_bounds__(" << 32 * S << ") " << name_ << "_kernel(" << params()
+      << ") {\n"
+      << "  __shared__ float cpart[" << S << "][32];\n";
+    if (anyArg()) o << "  __shared__ long long cparti[" << S << "][32];\n";
+    o << "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;\n"
+      << "  for (int64_t t0 = blockIdx.x * 32LL; t0 < " << i64(cols) << "; t0 += gridDim.x * 32LL) {\n"
+      << "    const bool live = t0 + tx < " << i64(cols) << ";\n"
+      << "    // Lanes past the end compute on the last column (their row values read in bounds) and write nothing.\n"
+      << "    const int64_t t = live ? t0 + tx : " << i64(cols - 1) << ";\n"
       << "    const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
       << "    { const int64_t lin = o * " << i64(R * inner) << " + i; (void)lin;\n";
     Scope row;
     const std::string ind = "    ";
     for (int r : reductions()) {
       const KernelValue& red = k_.values[r];
-      const std::string Rs = std::to_string(r);
+      const bool arg = isArg(red.reduce);
+      const std::string Rs = std::to_string(r), op = reduceOp(red.reduce);
       o << ind << "float acc" << Rs << " = " << reduceInit(red.reduce) << ";\n";
-      if (isArg(red.reduce)) o << ind << "long long acci" << Rs << " = 0x7fffffffffffffffLL;\n";
-      o << ind << "for (int64_t c = 0; c < " << i64(R) << "; ++c) {\n"
+      if (arg) o << ind << "long long acci" << Rs << " = 0x7fffffffffffffffLL;\n";
+      o << ind << "for (int64_t c = live ? ty : " << i64(R) << "; c < " << i64(R) << "; c += " << Ss << ") {\n"
         << ind << "  const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
       Scope s = row;
       std::string v = value(red.args[0], s, o, ind + "  ");
-      if (isArg(red.reduce))
-        o << ind << "  " << reduceOp(red.reduce) << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
+      if (arg) o << ind << "  " << op << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
+      else o << ind << "  acc" << Rs << " = " << op << "::apply(acc" << Rs << ", " << v << ");\n";
+      o << ind << "}\n" << ind << "cpart[ty][tx] = acc" << Rs << ";\n";
+      if (arg) o << ind << "cparti[ty][tx] = acci" << Rs << ";\n";
+      o << ind << "__syncthreads();\n"
+        << ind << "acc" << Rs << " = cpart[0][tx];\n";
+      if (arg)
+        o << ind << "acci" << Rs << " = cparti[0][tx];\n"
+          << ind << "for (int g = 1; g < " << Ss << "; ++g) " << op << "::apply(acc" << Rs << ", acci" << Rs
+          << ", cpart[g][tx], cparti[g][tx]);\n";
       else
-        o << ind << "  acc" << Rs << " = " << reduceOp(red.reduce) << "::apply(acc" << Rs << ", " << v << ");\n";
-      o << ind << "}\n" << ind << "const float red" << Rs << " = acc" << Rs << ";\n";
-      if (isArg(red.reduce)) o << ind << "const long long idx" << Rs << " = acci" << Rs << ";\n";
+        o << ind << "for (int g = 1; g < " << Ss << "; ++g) acc" << Rs << " = " << op << "::apply(acc" << Rs
+          << ", cpart[g][tx]);\n";
+      o << ind << "__syncthreads();  // cpart is reused by the next reduction or column block\n"
+        << ind << "const float red" << Rs << " = acc" << Rs << ";\n";
+      if (arg) o << ind << "const long long idx" << Rs << " = acci" << Rs << ";\n";
       hoistRowValues(o, row, r, ind);
     }
-    writeRowOutputs(o, row, "t", ind, false);
+    o << ind << "if (live && ty == 0) {\n";
+    Scope rowOutputs = row;  // what this block declares stays in it
+    writeRowOutputs(o, rowOutputs, "t", ind + "  ", false);
+    o << ind << "}\n";
     if (!fullOutputs().empty()) {
-      o << ind << "for (int64_t c = 0; c < " << i64(R) << "; ++c) {\n"
+      o << ind << "for (int64_t c = live ? ty : " << i64(R) << "; c < " << i64(R) << "; c += " << Ss << ") {\n"
         << ind << "  const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
       writeElement(o, row, ind + "  ");
       o << ind << "}\n";
@@ -721,7 +773,7 @@ private:
       if (!k_.outputs[i].perRow && floatOutput(i)) aligned += " && ((uintptr_t)" + outName(i) + " % 16 == 0)";
     }
     args = args.substr(0, args.size() - 2);
-    const int block = variant_.block;
+    int block = variant_.block;
     bool canVector = variant_.vec == 4;
     std::string grid4, grid1;
     if (k_.scans()) {
@@ -737,7 +789,8 @@ private:
       grid4 = grid1 = std::to_string(splits() > 1 ? k_.outer() * splits() : std::min<int64_t>(k_.outer(), 1 << 30));
     } else {
       canVector = false;  // a column reduction walks the reduced dim one element at a time
-      grid1 = std::to_string(std::max<int64_t>(1, (k_.outer() * k_.inner() + block - 1) / block));
+      block = 32 * columnGroups();
+      grid1 = std::to_string(std::min<int64_t>((k_.outer() * k_.inner() + 31) / 32, 1 << 30));
     }
     if (canVector)
       o << "  if (" << aligned << ")\n    " << name_ << "_kernel<4><<<" << grid4 << ", " << block << ", 0, stream>>>("

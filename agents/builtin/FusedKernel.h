@@ -21,8 +21,12 @@ enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
 // A pooling window over the trailing `kernel.size()` dims of a window input (its own strides,
 // same rank as the output; the leading dims map one to one). PyTorch's semantics: padding never
 // wins a max, NaN does; the avg divisor follows count_include_pad and divisor_override.
+// With `weights` set it is a depthwise convolution instead: the window's sum of input times the
+// output channel's weights (padding contributes zero).
 struct PoolSpec {
   bool max = true;
+  int weights = -1;                    // kernel input holding [C, 1, k...] weights, or -1: pooling
+  std::vector<int64_t> weightStrides;  // the weights' strides: channel, then one per window dim
   std::vector<int64_t> inSize;  // the input's spatial sizes
   std::vector<int64_t> kernel, stride, padding, dilation;
   bool countIncludePad = true;

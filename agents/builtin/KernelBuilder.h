@@ -19,6 +19,12 @@ namespace stitch::agents::builtin {
 enum class OpClass { Elementwise, Reduction, View, Allocation, Unsupported };
 OpClass classifyOp(const std::string& op);
 
+// A depthwise convolution (groups == input channels == output channels, not transposed): a
+// memory-bound window the generated kernels compute with its tail fused, where cuDNN's fp32
+// depthwise kernel and eager's own ran at under half the copy floor
+// (bench/results/kernel_patterns_2026-11-23_h100.md). Other convolutions go to cuDNN.
+bool generatesConvolution(const Graph& graph, const Node& node);
+
 class KernelBuilder {
 public:
   explicit KernelBuilder(const Graph& graph) : graph_(&graph) {}
@@ -64,6 +70,7 @@ private:
   Outcome<bool> lowerBatchNorm(const Node& node, const std::string& base);
   Outcome<bool> lowerGroupNorm(const Node& node);
   Outcome<bool> lowerPool(const Node& node, const std::string& base);
+  Outcome<bool> lowerDepthwiseConv(const Node& node);
   Outcome<bool> lowerScan(const Node& node, const std::string& base);
   // Applies a loss's `reduction` (0 none, 1 mean, 2 sum) to its per-element terms and binds it.
   Outcome<bool> reduceLoss(const Node& node, int terms);

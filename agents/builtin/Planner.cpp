@@ -22,13 +22,19 @@ double gainPct(const PlannedKernel& p) {
 }
 
 std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
-  bool pools = false;
-  for (const auto& v : k.values) pools = pools || v.op == ValueOp::Pool;
+  bool pools = false, weighted = false;
+  for (const auto& v : k.values) {
+    pools = pools || v.op == ValueOp::Pool;
+    weighted = weighted || (v.op == ValueOp::Pool && v.pool.weights >= 0);
+  }
   if (k.scans())
     return k.inner() == 1 ? "row scan: one block per row, block-wide scan of thread totals, fp64 carry across tiles"
                           : "column scan: one thread per column walks the scanned dim, loads coalesced across it";
+  if (weighted && !k.reduces())
+    return "depthwise convolution: one thread per output element sums its window times the channel's weights, " +
+           std::to_string(ops - 1) + " operator(s) fused after it";
   if (pools && !k.reduces())
-    return "pooling: one thread per output element reads its window, " + std::to_string(ops) +
+    return "pooling: one thread per output element reads its window, " + std::to_string(ops - 1) +
            " operator(s) fused after it";
   if (!k.reduces())
     return "fused elementwise kernel: " + std::to_string(ops) + " operator(s) in one pass, 16-byte vector accesses";
@@ -53,7 +59,7 @@ public:
       if (classifyOp(n.op) == OpClass::Allocation) continue;
       // A library call reads its operands through their strides (linear's transposed weight).
       if (operandViews.count(n.id)) continue;
-      if (isLibraryOp(n.op)) {
+      if (libraryStep(n)) {
         close();
         if (auto call = matchLibraryCall(graph_, n)) library_ = std::move(call).value();
         else plan_.uncovered.push_back({n.op, call.error().message, n.source});
@@ -80,6 +86,8 @@ public:
   }
 
 private:
+  bool libraryStep(const Node& n) const { return isLibraryOp(n.op) && !generatesConvolution(graph_, n); }
+
   // View nodes whose results only library calls read (directly or through further views).
   std::set<int> libraryOperandViews() const {
     std::set<int> views;
@@ -93,7 +101,7 @@ private:
         for (const Argument& a : m.inputs) {
           if (a.tensor != out && std::find(a.tensors.begin(), a.tensors.end(), out) == a.tensors.end()) continue;
           read = true;
-          onlyLibrary = onlyLibrary && (isLibraryOp(m.op) || views.count(m.id));
+          onlyLibrary = onlyLibrary && (libraryStep(m) || views.count(m.id));
         }
       }
       if (read && onlyLibrary) views.insert(it->id);

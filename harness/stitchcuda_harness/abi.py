@@ -58,6 +58,16 @@ def _fill(slot: StitchTensor, t: torch.Tensor) -> None:
 _SIGNATURES_KEPT = 16
 
 
+def _public_current_stream(device: int) -> int:
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+# The current stream's raw handle, as Inductor's generated code reads it: 0.2 µs against 7 µs for
+# torch.cuda.current_stream(), which builds a Stream object per call (measured on the H100
+# machine; bench/results/host_path_2026-11-23_h100.md). The public call is the fallback.
+_current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _public_current_stream)
+
+
 class StitchLibrary:
     def __init__(self, path: str) -> None:
         self.path = path
@@ -80,7 +90,7 @@ class StitchLibrary:
         else:
             for slot, t in zip(args, tensors):
                 slot.data = t.data_ptr()
-        stream = torch.cuda.current_stream().cuda_stream if tensors and tensors[0].is_cuda else None
+        stream = _current_stream(tensors[0].get_device()) if tensors and tensors[0].is_cuda else None
         status = self._forward(args, len(tensors), stream)
         if status != 0:
             raise StitchKernelError(status)

@@ -102,10 +102,29 @@ TEST(LibraryPlan, TransposedStridedConvolutionAndItsBias) {
   EXPECT_GT(p.kernels[0].library->flops(), 0);
 }
 
-TEST(LibraryPlan, DepthwiseAndGroupedConvolutionsKeepTheirGroups) {
-  const ConvCall depthwise = planOf("65_conv2d_depthwise").kernels[0].library->conv;
-  EXPECT_EQ(depthwise.groups, depthwise.inShape[1]);
-  EXPECT_EQ(groupCalls(depthwise), 1);  // cuDNN groups one channel per group itself
+TEST(LibraryPlan, DepthwiseConvolutionsAreGeneratedWithTheirTailFused) {
+  const Plan single = planOf("65_conv2d_depthwise");
+  ASSERT_EQ(single.kernels.size(), 1u);
+  EXPECT_FALSE(single.kernels[0].library);
+  EXPECT_NE(single.kernels[0].technique.find("depthwise convolution"), std::string::npos);
+  EXPECT_EQ(single.kernels[0].operators.size(), 2u);  // the convolution and its split-off bias
+  auto c = fixtureCandidate("65_conv2d_depthwise");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_NE(c.value().cuda.find("(const float* __restrict__ x, const float* __restrict__ wgt, int64_t lin)"),
+            std::string::npos);
+  EXPECT_NE(c.value().cuda.find("* wgt[(int64_t)0LL + ch * (int64_t)9LL + k0 * (int64_t)3LL + k1 * (int64_t)1LL]"),
+            std::string::npos);
+  EXPECT_EQ(c.value().cuda.find("cudnn"), std::string::npos);
+  // Depthwise, then batch norm and ReLU in the same kernel; the pointwise convolution is cuDNN's.
+  const Plan separable = planOf("93_depthwise_separable");
+  ASSERT_GE(separable.kernels.size(), 3u);
+  EXPECT_FALSE(separable.kernels[0].library);
+  EXPECT_NE(separable.kernels[0].technique.find("depthwise convolution"), std::string::npos);
+  ASSERT_TRUE(separable.kernels[1].library);
+  EXPECT_EQ(separable.kernels[1].library->conv.groups, 1);
+}
+
+TEST(LibraryPlan, GroupedConvolutionsRunOneCuDnnCallPerGroup) {
   const ConvCall grouped = planOf("64_conv2d_grouped").kernels[0].library->conv;
   EXPECT_EQ(grouped.groups, 32);
   EXPECT_EQ(groupCalls(grouped), 32);  // one call per group, all on the caller's stream
