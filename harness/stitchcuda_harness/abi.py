@@ -64,7 +64,7 @@ def _public_current_stream(device: int) -> int:
 
 # The current stream's raw handle, as Inductor's generated code reads it: 0.2 µs against 7 µs for
 # torch.cuda.current_stream(), which builds a Stream object per call (measured on the H100
-# machine; bench/results/host_path_2026-11-23_h100.md). The public call is the fallback.
+# machine; bench/results/kernel_patterns_2026-11-23_h100.md). The public call is the fallback.
 _current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _public_current_stream)
 
 
