@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the tasks named by SEL (globs under bench/tasks, e.g. "level1/5[4-9]_* level3/*") through
+# bench/run_bench.sh on a folder of links, resuming: on a machine that stops commands after 10
+# minutes, the tasks that matter run first and the next call goes on. RESUME_FROM seeds a fresh
+# machine's results (a results.json brought along); SAVE receives results.json and results.md
+# after each call (the device tool's $OUT). LIMIT caps the whole call, DEADLINE the bench.
+#   SEL="level2/7*" RESUME_FROM=.carry/suite/results.json SAVE=$OUT bash bench/run_selected.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=build-gpu/suite
+links=$(mktemp -d)
+mkdir -p "$out" "$links/level1" "$links/level2" "$links/level3"
+if [ ! -f "$out/results.json" ] && [ -n "${RESUME_FROM:-}" ] && [ -f "$RESUME_FROM" ]; then cp "$RESUME_FROM" "$out/"; fi
+for g in ${SEL:?name the tasks, e.g. SEL=\"level1/0*\"}; do
+  for f in bench/tasks/$g; do
+    [ -f "$f" ] && ln -sf "$PWD/$f" "$links/$(basename "$(dirname "$f")")/$(basename "$f")"
+  done
+done
+OUT=$out TASKS=$links timeout "${LIMIT:-560}" bash bench/run_bench.sh --resume --deadline "${DEADLINE:-330}" --timeout 100 \
+  > "$out/bench.log" 2>&1
+echo "bench exit status $?"
+if [ -n "${SAVE:-}" ]; then cp "$out/results.json" "$out/results.md" "$SAVE/"; fi
+grep -E "^\| level|^not run|^bench:|^resuming" "$out/bench.log" | tail -80
