@@ -347,18 +347,8 @@ Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
   for (std::size_t d = 0; d < lead; ++d)
     if (x->shape[d] != out->shape[d]) return Failure{node.where() + ": pooling changes a leading dim"};
   spec.inSize.assign(x->shape.begin() + static_cast<std::ptrdiff_t>(lead), x->shape.end());
-  kernel_.shape = out->shape;
-  const int rank = static_cast<int>(out->shape.size());
-  std::vector<int> map(rank);
-  for (int d = 0; d < rank; ++d) map[d] = out->shape[d] == 1 ? -1 : d;
-  auto in = externalStrided(x->id, x->strides, map, true);
-  if (!in) return in.error();
-  KernelValue v;
-  v.op = ValueOp::Pool;
-  v.input = kernel_.values[in.value()].input;
-  v.pool = std::move(spec);
-  v.dimMap = map;
-  bind(node.outputs[0], push(std::move(v)));
+  auto opened = openWindow(node, *x, *out, std::move(spec), nullptr);
+  if (!opened) return opened.error();
   for (std::size_t i = 1; i < node.outputs.size(); ++i)
     tensors_[node.outputs[i]] = {-1, node.where() + ": the indices of max pooling are not generated"};
   return true;
@@ -404,15 +394,24 @@ Outcome<bool> KernelBuilder::lowerDepthwiseConv(const Node& node) {
   spec.inSize.assign(x->shape.begin() + 2, x->shape.end());
   spec.weightStrides = {wt->strides[0]};
   spec.weightStrides.insert(spec.weightStrides.end(), wt->strides.begin() + 2, wt->strides.end());
-  kernel_.shape = out->shape;
-  const int rank = static_cast<int>(out->shape.size());
+  return openWindow(node, *x, *out, std::move(spec), wt);
+}
+
+// Opens the kernel over `out` with one Pool value reading windows of the external `x` (and, for
+// a depthwise convolution, the external `weights`), bound to the node's first output.
+Outcome<bool> KernelBuilder::openWindow(const Node& node, const TensorInfo& x, const TensorInfo& out, PoolSpec spec,
+                                        const TensorInfo* weights) {
+  kernel_.shape = out.shape;
+  const int rank = static_cast<int>(out.shape.size());
   std::vector<int> map(rank);
-  for (int d = 0; d < rank; ++d) map[d] = out->shape[d] == 1 ? -1 : d;
-  auto in = externalStrided(x->id, x->strides, map, true);
+  for (int d = 0; d < rank; ++d) map[d] = out.shape[d] == 1 ? -1 : d;
+  auto in = externalStrided(x.id, x.strides, map, true);
   if (!in) return in.error();
-  auto w = externalStrided(wt->id, wt->strides, map, true);
-  if (!w) return w.error();
-  spec.weights = kernel_.values[w.value()].input;
+  if (weights) {
+    auto w = externalStrided(weights->id, weights->strides, map, true);
+    if (!w) return w.error();
+    spec.weights = kernel_.values[w.value()].input;
+  }
   KernelValue v;
   v.op = ValueOp::Pool;
   v.input = kernel_.values[in.value()].input;

@@ -71,6 +71,8 @@ private:
   Outcome<bool> lowerGroupNorm(const Node& node);
   Outcome<bool> lowerPool(const Node& node, const std::string& base);
   Outcome<bool> lowerDepthwiseConv(const Node& node);
+  Outcome<bool> openWindow(const Node& node, const TensorInfo& x, const TensorInfo& out, PoolSpec spec,
+                           const TensorInfo* weights);
   Outcome<bool> lowerScan(const Node& node, const std::string& base);
   // Applies a loss's `reduction` (0 none, 1 mean, 2 sum) to its per-element terms and binds it.
   Outcome<bool> reduceLoss(const Node& node, int terms);
