@@ -43,7 +43,8 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
   if (k.inner() == 1)
     return "row reduction: one block per row, warp-shuffle reductions, " + std::to_string(passes) +
            " reduction pass(es) re-reading the row from L1/L2, then one write pass";
-  return "column reduction: one thread per output, loads coalesced across the kept inner dims";
+  return "column reduction: 32 neighbouring outputs per block, the reduced dim split over row groups that combine "
+         "in a fixed order, loads coalesced across the kept inner dims";
 }
 
 class Partitioner {

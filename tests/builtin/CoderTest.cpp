@@ -54,6 +54,17 @@ TEST(Coder, ManyRowsKeepOneBlockPerRow) {
   EXPECT_FALSE(has(cudaOf("19_sum_lastdim"), "_count["));
 }
 
+TEST(Coder, AColumnReductionSplitsTheReducedDimOverRowGroupsCombinedInOrder) {
+  // argmin over dim 1 of [64, 1024, 256]: 16384 outputs, 32 per block, 8 row groups of 128 rows.
+  const std::string cu = cudaOf("32_argmin_dim1");
+  EXPECT_TRUE(has(cu, "__shared__ long long cparti[8][32];"));
+  EXPECT_TRUE(has(cu, "for (int64_t c = live ? ty : (int64_t)1024LL; c < (int64_t)1024LL; c += 8)"));
+  EXPECT_TRUE(has(cu, "for (int g = 1; g < 8; ++g) ArgOp<false>::apply(acc1, acci1, cpart[g][tx], cparti[g][tx]);"));
+  EXPECT_TRUE(has(cu, "k0_kernel<1><<<512, 256, 0, stream>>>"));
+  // Lanes past the last column read in bounds and write nothing.
+  EXPECT_TRUE(has(cu, "if (live && ty == 0)"));
+}
+
 TEST(Coder, MaxPoolingLetsNaNWinAndSkipsPadding) {
   const std::string cu = cudaOf("37_max_pool2d");
   EXPECT_TRUE(has(cu, "if (v > m || v != v) m = v;"));
