@@ -166,6 +166,10 @@ void from_json(const json& j, OptimizeParams& v) {
     v.tolerance.rtol = optional<double>(*t, "rtol").value_or(v.tolerance.rtol);
     if (v.tolerance.atol < 0 || v.tolerance.rtol < 0) throw ParamsError("tolerances must be >= 0");
   }
+  v.allowPrecision = optional<std::vector<std::string>>(j, "allowPrecision").value_or(std::vector<std::string>{});
+  for (const auto& p : v.allowPrecision)
+    if (p != "tf32" && p != "fp16" && p != "bf16")
+      throw ParamsError("\"allowPrecision\" entries must be \"tf32\", \"fp16\" or \"bf16\"");
   v.gpu = optional<int>(j, "gpu");
   v.workDoneToken = optional<json>(j, "workDoneToken");
 }

@@ -100,6 +100,10 @@ struct OptimizeParams {
   std::optional<std::string> baseUrl;
   Budget budget;
   Tolerance tolerance;
+  // Lower precisions the job allows ("tf32", "fp16", "bf16"): the verifier's precision check
+  // passes them, and the built-in brain's library calls may use TF32 tensor cores in their
+  // fp32-accurate 3xTF32 form. Empty: fp32 stays fp32.
+  std::vector<std::string> allowPrecision;
   std::optional<int> gpu;
   std::optional<json> workDoneToken;  // LSP WorkDoneProgressParams
 };

@@ -21,6 +21,7 @@ struct Args {
   std::string brain = "builtin";
   std::optional<std::string> model;
   std::optional<std::string> baseUrl;
+  std::vector<std::string> allowPrecision;
 };
 
 std::optional<Args> parseArgs(const std::vector<std::string>& args) {
@@ -36,7 +37,14 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     else if (arg.rfind("--model=", 0) == 0) a.model = arg.substr(8);
     else if (arg == "--base-url" && i + 1 < args.size()) a.baseUrl = args[++i];
     else if (arg.rfind("--base-url=", 0) == 0) a.baseUrl = arg.substr(11);
-    else if (!arg.empty() && arg[0] != '-' && a.file.empty()) a.file = arg;
+    else if (arg == "--allow-precision" && i + 1 < args.size()) {
+      const std::string& p = args[++i];
+      if (p != "tf32" && p != "fp16" && p != "bf16") {
+        std::cerr << "stitchcuda optimize: --allow-precision takes tf32, fp16 or bf16, not " << p << "\n";
+        return std::nullopt;
+      }
+      a.allowPrecision.push_back(p);
+    } else if (!arg.empty() && arg[0] != '-' && a.file.empty()) a.file = arg;
     else {
       std::cerr << "stitchcuda optimize: unexpected argument " << arg << "\n";
       return std::nullopt;
@@ -179,6 +187,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.options.brain = args->brain;
   request.options.model = args->model;
   request.options.baseUrl = args->baseUrl;
+  request.options.allowPrecision = args->allowPrecision;
   if (tty)
     request.progress = [&](const std::string& message, std::optional<int>) {
       std::lock_guard lock(m);

@@ -51,6 +51,8 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   graph_ = std::move(g).value();
   PlannerOptions options;
   options.fuse = !replan;
+  const auto& allowed = request.options.allowPrecision;
+  options.tensorCores = std::find(allowed.begin(), allowed.end(), "tf32") != allowed.end();
   replanned_ = replan;
   tried_.clear();
   plan_ = makePlan(*graph_, facts.lineTimesUs, options);

@@ -244,7 +244,7 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
     gemm = gemm || (k.library && k.library->kind == LibraryCall::Kind::Gemm);
     conv = conv || (k.library && k.library->kind == LibraryCall::Kind::Conv);
   }
-  cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv);
+  cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv, plan.tensorCores);
   std::vector<std::string> launchers;
   for (const auto& k : plan.kernels) {
     const EmittedKernel e =

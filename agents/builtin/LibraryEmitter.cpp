@@ -26,6 +26,39 @@ static int sc_reserve_workspace(size_t bytes) {
   sc_workspace_bytes = bytes;
   return 0;
 }
+
+// Median milliseconds of 5 runs of `run` on `stream`, each between its own events, after one
+// untimed run; negative when a run fails.
+template <typename Run>
+static float sc_median_ms(Run run, cudaStream_t stream) {
+  if (run() != 0) {
+    cudaGetLastError();
+    return -1.0f;
+  }
+  cudaEvent_t ev[6];
+  for (cudaEvent_t& e : ev) cudaEventCreate(&e);
+  cudaEventRecord(ev[0], stream);
+  int failed = 0;
+  for (int r = 0; r < 5; ++r) {
+    failed |= run();
+    cudaEventRecord(ev[r + 1], stream);
+  }
+  float runs[5];
+  bool timed = !failed && cudaEventSynchronize(ev[5]) == cudaSuccess;
+  for (int r = 0; r < 5 && timed; ++r) timed = cudaEventElapsedTime(&runs[r], ev[r], ev[r + 1]) == cudaSuccess;
+  for (cudaEvent_t& e : ev) cudaEventDestroy(e);
+  if (!timed) {
+    cudaGetLastError();
+    return -1.0f;
+  }
+  for (int a = 1; a < 5; ++a)
+    for (int b = a; b > 0 && runs[b] < runs[b - 1]; --b) {
+      const float t = runs[b];
+      runs[b] = runs[b - 1];
+      runs[b - 1] = t;
+    }
+  return runs[2];
+}
 )";
 
 constexpr const char* kGemm = R"(
@@ -45,12 +78,15 @@ static cublasLtHandle_t sc_lt = nullptr;
 // Row-major PyTorch matrices seen column-major: out[m,n] = a[m,k] @ b[k,n] is computed as
 // out^T[n,m] = b^T[n,k] @ a^T[k,m], so cuBLASLt's A is our b and its B our a. A row-major operand
 // (unit column stride) is read as is; a column-major one (a transposed view) with op T.
+struct sc_gemm_x3;  // the 3xTF32 form: defined only in candidates of jobs that allow TF32
+
 struct sc_gemm {
   bool ready = false;
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo;
   size_t workspace = 0;
+  sc_gemm_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
 };
 
 struct sc_gemm_shape {
@@ -74,6 +110,43 @@ static int sc_layout(cublasLtMatrixLayout_t* layout, int64_t rows, int64_t cols,
   return 0;
 }
 
+static int sc_gemm_x3_try(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
+                          float* D, cudaStream_t stream, float fp32_ms);
+static int sc_gemm_x3_run(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
+                          float* D, cudaStream_t stream);
+
+static cublasLtEpilogue_t sc_gemm_epilogue(const sc_gemm_shape* s) {
+  if (s->activation == 1) return s->bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+  if (s->activation == 2) return s->bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  return s->bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+static int sc_gemm_desc(cublasLtMatmulDesc_t* op, cublasComputeType_t compute, const sc_gemm_shape* s,
+                        cublasLtEpilogue_t epilogue) {
+  SC_LT(cublasLtMatmulDescCreate(op, compute, CUDA_R_32F));
+  cublasOperation_t ta = s->b_col == 1 ? CUBLAS_OP_N : CUBLAS_OP_T, tb = s->a_col == 1 ? CUBLAS_OP_N : CUBLAS_OP_T;
+  SC_LT(cublasLtMatmulDescSetAttribute(*op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  SC_LT(cublasLtMatmulDescSetAttribute(*op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  SC_LT(cublasLtMatmulDescSetAttribute(*op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  return 0;
+}
+
+// Up to 8 algorithms from cuBLASLt's heuristic for `op` (`count` set, `found` filled), with the
+// workspace the largest of them needs reserved.
+static int sc_gemm_heuristic(sc_gemm* g, cublasLtMatmulDesc_t op, cublasLtMatmulHeuristicResult_t* found, int* count) {
+  cublasLtMatmulPreference_t pref;
+  SC_LT(cublasLtMatmulPreferenceCreate(&pref));
+  size_t max_workspace = (size_t)32 << 20;
+  SC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
+                                             sizeof(max_workspace)));
+  cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(sc_lt, op, g->a, g->b, g->d, g->d, pref, 8, found, count);
+  cublasLtMatmulPreferenceDestroy(pref);
+  SC_LT(hs);
+  size_t need = 0;
+  for (int i = 0; i < *count; ++i) need = found[i].workspaceSize > need ? found[i].workspaceSize : need;
+  return sc_reserve_workspace(need);
+}
+
 static int sc_gemm_run(sc_gemm* g, const sc_gemm_shape* s, const cublasLtMatmulAlgo_t* algo, size_t workspace,
                        const float* A, const float* B, const float* bias, float* D, cudaStream_t stream) {
   const float beta = 0.0f;
@@ -87,21 +160,14 @@ static int sc_gemm_run(sc_gemm* g, const sc_gemm_shape* s, const cublasLtMatmulA
 // measured on these buffers. The GPU is warmed first with the heuristic's own pick, and another
 // algorithm replaces the pick only when its median of 5 runs is 3% faster: a first call's timings
 // are noisy (clocks ramp up, kernels load lazily), and a pick from single 3-run totals once ran
-// 1.7x slower than the kernel eager's cuBLAS chose for the same GEMM (86_mlp_3layer, H100).
+// 1.7x slower than the kernel eager's cuBLAS chose for the same GEMM (86_mlp_3layer, H100). Where
+// the job allows TF32, the 3xTF32 form is measured next and kept only if faster.
 static int sc_gemm_prepare(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
                            float* D, cudaStream_t stream) {
   if (!sc_lt) SC_LT(cublasLtCreate(&sc_lt));
-  SC_LT(cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  const bool b_rows = s->b_col == 1, a_rows = s->a_col == 1;
-  cublasOperation_t ta = b_rows ? CUBLAS_OP_N : CUBLAS_OP_T, tb = a_rows ? CUBLAS_OP_N : CUBLAS_OP_T;
-  SC_LT(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-  SC_LT(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  if (s->activation == 1) epilogue = s->bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  else if (s->activation == 2) epilogue = s->bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-  else if (s->bias) epilogue = CUBLASLT_EPILOGUE_BIAS;
-  SC_LT(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
   int st;
+  if ((st = sc_gemm_desc(&g->op, CUBLAS_COMPUTE_32F, s, sc_gemm_epilogue(s))) != 0) return st;
+  const bool b_rows = s->b_col == 1, a_rows = s->a_col == 1;
   if ((st = sc_layout(&g->a, b_rows ? s->n : s->k, b_rows ? s->k : s->n, b_rows ? s->b_row : s->b_col, s->batch,
                       s->b_batch)) != 0)
     return st;
@@ -109,56 +175,22 @@ static int sc_gemm_prepare(sc_gemm* g, const sc_gemm_shape* s, const float* A, c
                       s->a_batch)) != 0)
     return st;
   if ((st = sc_layout(&g->d, s->n, s->m, s->n, s->batch, s->m * s->n)) != 0) return st;
-
-  cublasLtMatmulPreference_t pref;
-  SC_LT(cublasLtMatmulPreferenceCreate(&pref));
-  size_t max_workspace = (size_t)32 << 20;
-  SC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
-                                             sizeof(max_workspace)));
   cublasLtMatmulHeuristicResult_t found[8];
   int count = 0;
-  cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(sc_lt, g->op, g->a, g->b, g->d, g->d, pref, 8, found, &count);
-  cublasLtMatmulPreferenceDestroy(pref);
-  SC_LT(hs);
+  if ((st = sc_gemm_heuristic(g, g->op, found, &count)) != 0) return st;
   if (count == 0) {
     fprintf(stderr, "cuBLASLt: no algorithm for this matmul\n");
     return 10000 + (int)CUBLAS_STATUS_NOT_SUPPORTED;
   }
-  size_t need = 0;
-  for (int i = 0; i < count; ++i) need = found[i].workspaceSize > need ? found[i].workspaceSize : need;
-  if ((st = sc_reserve_workspace(need)) != 0) return st;
   for (int r = 0; r < 10; ++r) sc_gemm_run(g, s, &found[0].algo, found[0].workspaceSize, A, B, bias, D, stream);
   cudaGetLastError();
-  cudaEvent_t ev[6];
-  for (cudaEvent_t& e : ev) cudaEventCreate(&e);
   float best_ms = -1.0f;
   int best = -1;
   for (int i = 0; i < count; ++i) {
-    if (sc_gemm_run(g, s, &found[i].algo, found[i].workspaceSize, A, B, bias, D, stream) != 0) {
-      cudaGetLastError();
-      continue;
-    }
-    cudaEventRecord(ev[0], stream);
-    for (int r = 0; r < 5; ++r) {
-      sc_gemm_run(g, s, &found[i].algo, found[i].workspaceSize, A, B, bias, D, stream);
-      cudaEventRecord(ev[r + 1], stream);
-    }
-    float runs[5];
-    bool timed = cudaEventSynchronize(ev[5]) == cudaSuccess;
-    for (int r = 0; r < 5 && timed; ++r) timed = cudaEventElapsedTime(&runs[r], ev[r], ev[r + 1]) == cudaSuccess;
-    if (!timed) {
-      cudaGetLastError();
-      continue;
-    }
-    for (int a = 1; a < 5; ++a)  // median of the five
-      for (int b = a; b > 0 && runs[b] < runs[b - 1]; --b) {
-        const float t = runs[b];
-        runs[b] = runs[b - 1];
-        runs[b - 1] = t;
-      }
-    if (best < 0 || runs[2] < 0.97f * best_ms) best = i, best_ms = runs[2];
+    const float ms = sc_median_ms(
+        [&] { return sc_gemm_run(g, s, &found[i].algo, found[i].workspaceSize, A, B, bias, D, stream); }, stream);
+    if (ms >= 0.0f && (best < 0 || ms < 0.97f * best_ms)) best = i, best_ms = ms;
   }
-  for (cudaEvent_t& e : ev) cudaEventDestroy(e);
   if (best < 0) {
     fprintf(stderr, "cuBLASLt: none of %d candidate algorithms ran\n", count);
     return 10000 + (int)CUBLAS_STATUS_EXECUTION_FAILED;
@@ -166,7 +198,7 @@ static int sc_gemm_prepare(sc_gemm* g, const sc_gemm_shape* s, const float* A, c
   g->algo = found[best].algo;
   g->workspace = found[best].workspaceSize;
   g->ready = true;
-  return 0;
+  return sc_gemm_x3_try(g, s, A, B, bias, D, stream, best_ms);
 }
 
 static int sc_gemm_launch(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
@@ -175,6 +207,7 @@ static int sc_gemm_launch(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
     int st = sc_gemm_prepare(g, s, A, B, bias, D, stream);
     if (st != 0) return st;
   }
+  if (g->x3) return sc_gemm_x3_run(g, s, A, B, bias, D, stream);
   return sc_gemm_run(g, s, &g->algo, g->workspace, A, B, bias, D, stream);
 }
 )";
@@ -197,6 +230,8 @@ static cudnnHandle_t sc_dnn = nullptr;
 // more). A transposed convolution is cuDNN's backward-data of the forward convolution whose
 // filter is the weight ([Cin, Cout/g, k...]): x is the forward's output (our output), y its
 // input (our input).
+struct sc_conv_x3;  // the 3xTF32 form: defined only in candidates of jobs that allow TF32
+
 struct sc_conv {
   bool ready = false;
   cudnnTensorDescriptor_t in = nullptr, out = nullptr;
@@ -204,6 +239,7 @@ struct sc_conv {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;
   size_t workspace = 0;
+  sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
 };
 
 // `split` > 1: the groups run as that many calls, each on its slice of the whole tensors, all on
@@ -235,9 +271,10 @@ static int64_t sc_elements(const int* dims, int from, int nd) {
   return n;
 }
 
-static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, int algo, size_t workspace, const float* x, const float* w,
-                       float* y, cudaStream_t stream) {
-  const float one = 1.0f, zero = 0.0f;
+// One convolution (a call per group slice) with `desc`, blending into y with `beta` (0: overwrite).
+static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, int algo,
+                       size_t workspace, float beta, const float* x, const float* w, float* y, cudaStream_t stream) {
+  const float one = 1.0f;
   SC_DNN(cudnnSetStream(sc_dnn, stream));
   const int64_t in_step = s->in[1] / s->split * sc_elements(s->in, 2, s->nd);
   const int64_t out_step = s->out[1] / s->split * sc_elements(s->out, 2, s->nd);
@@ -247,20 +284,69 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, int algo, size_t work
     const float* wg = w + g * w_step;
     float* yg = y + g * out_step;
     if (s->transposed)
-      SC_DNN(cudnnConvolutionBackwardData(sc_dnn, &one, c->w, wg, c->in, xg, c->conv,
-                                          (cudnnConvolutionBwdDataAlgo_t)algo, sc_workspace, workspace, &zero, c->out, yg));
+      SC_DNN(cudnnConvolutionBackwardData(sc_dnn, &one, c->w, wg, c->in, xg, desc, (cudnnConvolutionBwdDataAlgo_t)algo,
+                                          sc_workspace, workspace, &beta, c->out, yg));
     else
-      SC_DNN(cudnnConvolutionForward(sc_dnn, &one, c->in, xg, c->w, wg, c->conv, (cudnnConvolutionFwdAlgo_t)algo,
-                                     sc_workspace, workspace, &zero, c->out, yg));
+      SC_DNN(cudnnConvolutionForward(sc_dnn, &one, c->in, xg, c->w, wg, desc, (cudnnConvolutionFwdAlgo_t)algo,
+                                     sc_workspace, workspace, &beta, c->out, yg));
   }
   return 0;
 }
 
-// fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data). The
-// algorithm is cuDNN's Find on these buffers, with up to 256 MiB of workspace to choose from,
-// less the FFT algorithms: they fork onto cuDNN's own streams (a captured graph then runs them
-// as parallel branches), which the verifier cannot tell from side-stream work (seen on an H100:
-// a ResNet block's 3x3 convolutions).
+static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                          cudaStream_t stream, float fp32_ms);
+static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                          cudaStream_t stream);
+
+static int sc_conv_desc(cudnnConvolutionDescriptor_t* d, const sc_conv_shape* s, cudnnMathType_t math) {
+  SC_DNN(cudnnCreateConvolutionDescriptor(d));
+  SC_DNN(cudnnSetConvolutionNdDescriptor(*d, s->nd - 2, s->pad, s->stride, s->dilation, CUDNN_CROSS_CORRELATION,
+                                         CUDNN_DATA_FLOAT));
+  SC_DNN(cudnnSetConvolutionGroupCount(*d, s->groups / s->split));
+  SC_DNN(cudnnSetConvolutionMathType(*d, math));
+  return 0;
+}
+
+// cuDNN's Find for `desc` on these buffers (up to 256 MiB of workspace): the fastest algorithm of
+// math type `math`, less the FFT algorithms. They fork onto cuDNN's own streams (a captured graph
+// then runs them as parallel branches), which the verifier cannot tell from side-stream work
+// (seen on an H100: a ResNet block's 3x3 convolutions). Returns its time, negative if none.
+static float sc_conv_find(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, cudnnMathType_t math,
+                          const float* x, const float* w, float* y, int* algo, size_t* workspace) {
+  const size_t search = (size_t)256 << 20;
+  if (sc_reserve_workspace(search) != 0) return -1.0f;
+  int returned = 0;
+  if (s->transposed) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    if (cudnnFindConvolutionBackwardDataAlgorithmEx(sc_dnn, c->w, w, c->in, x, desc, c->out, y,
+                                                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf,
+                                                    sc_workspace, search) != CUDNN_STATUS_SUCCESS)
+      return -1.0f;
+    for (int i = 0; i < returned; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == math &&
+          perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING) {
+        *algo = (int)perf[i].algo, *workspace = perf[i].memory;
+        return perf[i].time;
+      }
+  } else {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    if (cudnnFindConvolutionForwardAlgorithmEx(sc_dnn, c->in, x, c->w, w, desc, c->out, y,
+                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, sc_workspace,
+                                               search) != CUDNN_STATUS_SUCCESS)
+      return -1.0f;
+    for (int i = 0; i < returned; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == math &&
+          perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING) {
+        *algo = (int)perf[i].algo, *workspace = perf[i].memory;
+        return perf[i].time;
+      }
+  }
+  return -1.0f;
+}
+
+// fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data), the
+// algorithm by Find. Where the job allows TF32, the 3xTF32 form is measured next and kept only
+// if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            cudaStream_t stream) {
   if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));
@@ -275,38 +361,14 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
     return st;
   SC_DNN(cudnnCreateFilterDescriptor(&c->w));
   SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->nd, w_slice));
-  SC_DNN(cudnnCreateConvolutionDescriptor(&c->conv));
-  SC_DNN(cudnnSetConvolutionNdDescriptor(c->conv, s->nd - 2, s->pad, s->stride, s->dilation, CUDNN_CROSS_CORRELATION,
-                                         CUDNN_DATA_FLOAT));
-  SC_DNN(cudnnSetConvolutionGroupCount(c->conv, s->groups / s->split));
-  SC_DNN(cudnnSetConvolutionMathType(c->conv, CUDNN_FMA_MATH));
-  const size_t search = (size_t)256 << 20;
-  if ((st = sc_reserve_workspace(search)) != 0) return st;
-  int returned = 0;
-  if (s->transposed) {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    SC_DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(sc_dnn, c->w, w, c->in, x, c->conv, c->out, y,
-                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf,
-                                                       sc_workspace, search));
-    for (int i = 0; i < returned && !c->ready; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH &&
-          perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING)
-        c->algo = (int)perf[i].algo, c->workspace = perf[i].memory, c->ready = true;
-  } else {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    SC_DNN(cudnnFindConvolutionForwardAlgorithmEx(sc_dnn, c->in, x, c->w, w, c->conv, c->out, y,
-                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, sc_workspace,
-                                                  search));
-    for (int i = 0; i < returned && !c->ready; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH &&
-          perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING)
-        c->algo = (int)perf[i].algo, c->workspace = perf[i].memory, c->ready = true;
-  }
-  if (!c->ready) {
-    fprintf(stderr, "cuDNN: no fp32 (FMA) algorithm among %d for this convolution\n", returned);
+  if ((st = sc_conv_desc(&c->conv, s, CUDNN_FMA_MATH)) != 0) return st;
+  const float fp32_ms = sc_conv_find(c, s, c->conv, CUDNN_FMA_MATH, x, w, y, &c->algo, &c->workspace);
+  if (fp32_ms < 0.0f) {
+    fprintf(stderr, "cuDNN: no fp32 (FMA) algorithm for this convolution\n");
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
   }
-  return 0;
+  c->ready = true;
+  return sc_conv_x3_try(c, s, x, w, y, stream, fp32_ms * s->split);
 }
 
 static int sc_conv_launch(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
@@ -315,7 +377,192 @@ static int sc_conv_launch(sc_conv* c, const sc_conv_shape* s, const float* x, co
     int st = sc_conv_prepare(c, s, x, w, y, stream);
     if (st != 0) return st;
   }
-  return sc_conv_run(c, s, c->algo, c->workspace, x, w, y, stream);
+  if (c->x3) return sc_conv_x3_run(c, s, x, w, y, stream);
+  return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream);
+}
+)";
+
+// The library calls' tensor-core form, only in candidates of jobs that allow TF32 (the
+// verifier's static check flags TF32 in any other). fp32-accurate products on TF32 tensor cores
+// ("3xTF32"): x = hi + lo with hi = x rounded to TF32 and lo = x - hi (exact in fp32). A bilinear
+// product is then hi*hi + hi*lo + lo*hi up to lo*lo, 2^-22 of it, below the rounding of an fp32
+// accumulation over the same terms: three TF32 calls accumulating in fp32 replace one FMA call.
+constexpr const char* kX3Common = R"(
+// Splits `n` elements from `x` (a view's whole span) into hi and lo.
+__global__ void sc_split_tf32(const float* __restrict__ x, float* __restrict__ hi, float* __restrict__ lo, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const float v = x[i];
+    unsigned h;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(h) : "f"(v));
+    hi[i] = __uint_as_float(h);
+    lo[i] = isfinite(v) ? v - __uint_as_float(h) : 0.0f;  // inf and NaN stay in hi alone
+  }
+}
+static int sc_split(const float* x, float* hi, float* lo, int64_t n, cudaStream_t stream) {
+  const int64_t blocks = (n + 255) / 256 < 132 * 16 ? (n + 255) / 256 : 132 * 16;
+  sc_split_tf32<<<(unsigned)blocks, 256, 0, stream>>>(x, hi, lo, n);
+  return (int)cudaGetLastError();
+}
+)";
+
+constexpr const char* kGemmX3 = R"(
+struct sc_gemm_x3 {
+  // The two small products without the epilogue, then the large one with it, so bias and
+  // activation apply once to the whole sum.
+  cublasLtMatmulDesc_t small = nullptr, large = nullptr;
+  cublasLtMatmulAlgo_t small_algo, large_algo;
+  size_t small_workspace = 0, large_workspace = 0;
+  float* parts = nullptr;  // hi and lo of our a, then of our b, each over the operand's span
+  int64_t a_span = 0, b_span = 0;
+};
+
+static int sc_gemm_x3_run(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
+                          float* D, cudaStream_t stream) {
+  sc_gemm_x3* x = g->x3;
+  float *a_hi = x->parts, *a_lo = a_hi + x->a_span, *b_hi = a_lo + x->a_span, *b_lo = b_hi + x->b_span;
+  int st;
+  if ((st = sc_split(A, a_hi, a_lo, x->a_span, stream)) != 0 || (st = sc_split(B, b_hi, b_lo, x->b_span, stream)) != 0)
+    return st;
+  const float zero = 0.0f, one = 1.0f;
+  if (s->bias) SC_LT(cublasLtMatmulDescSetAttribute(x->large, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  SC_LT(cublasLtMatmul(sc_lt, x->small, &s->alpha, b_lo, g->a, a_hi, g->b, &zero, D, g->d, D, g->d, &x->small_algo,
+                       sc_workspace, x->small_workspace, stream));
+  SC_LT(cublasLtMatmul(sc_lt, x->small, &s->alpha, b_hi, g->a, a_lo, g->b, &one, D, g->d, D, g->d, &x->small_algo,
+                       sc_workspace, x->small_workspace, stream));
+  SC_LT(cublasLtMatmul(sc_lt, x->large, &s->alpha, b_hi, g->a, a_hi, g->b, &one, D, g->d, D, g->d, &x->large_algo,
+                       sc_workspace, x->large_workspace, stream));
+  return 0;
+}
+
+// The fastest of the heuristic's algorithms for `op` on the split operands; false if none ran.
+static bool sc_gemm_x3_pick(sc_gemm* g, const sc_gemm_shape* s, cublasLtMatmulDesc_t op, const float* a_hi,
+                            const float* b_hi, float* D, cudaStream_t stream, cublasLtMatmulAlgo_t* algo,
+                            size_t* workspace) {
+  cublasLtMatmulHeuristicResult_t found[8];
+  int count = 0;
+  if (sc_gemm_heuristic(g, op, found, &count) != 0) return false;
+  const float zero = 0.0f;
+  float best_ms = -1.0f;
+  for (int i = 0; i < count; ++i) {
+    const float ms = sc_median_ms([&]() -> int {
+      SC_LT(cublasLtMatmul(sc_lt, op, &s->alpha, b_hi, g->a, a_hi, g->b, &zero, D, g->d, D, g->d, &found[i].algo,
+                           sc_workspace, found[i].workspaceSize, stream));
+      return 0;
+    }, stream);
+    if (ms >= 0.0f && (best_ms < 0.0f || ms < best_ms)) best_ms = ms, *algo = found[i].algo, *workspace = found[i].workspaceSize;
+  }
+  return best_ms >= 0.0f;
+}
+
+static int64_t sc_span(int64_t batch, int64_t rows, int64_t cols, int64_t row, int64_t col, int64_t batch_stride) {
+  return 1 + (batch - 1) * batch_stride + (rows - 1) * row + (cols - 1) * col;
+}
+
+// Keeps the 3xTF32 form when the whole of it (splits included) measures faster than `fp32_ms`;
+// any failure keeps fp32.
+static int sc_gemm_x3_try(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
+                          float* D, cudaStream_t stream, float fp32_ms) {
+  sc_gemm_x3* x = new sc_gemm_x3();
+  x->a_span = sc_span(s->batch, s->m, s->k, s->a_row, s->a_col, s->a_batch);
+  x->b_span = sc_span(s->batch, s->k, s->n, s->b_row, s->b_col, s->b_batch);
+  bool ok = cudaMalloc(&x->parts, 2 * (x->a_span + x->b_span) * sizeof(float)) == cudaSuccess &&
+            sc_gemm_desc(&x->small, CUBLAS_COMPUTE_32F_FAST_TF32, s, CUBLASLT_EPILOGUE_DEFAULT) == 0 &&
+            sc_gemm_desc(&x->large, CUBLAS_COMPUTE_32F_FAST_TF32, s, sc_gemm_epilogue(s)) == 0;
+  float* a_hi = x->parts;
+  float* b_hi = x->parts + 2 * x->a_span;
+  ok = ok && sc_split(A, a_hi, a_hi + x->a_span, x->a_span, stream) == 0 &&
+       sc_split(B, b_hi, b_hi + x->b_span, x->b_span, stream) == 0;
+  if (ok && s->bias)
+    ok = cublasLtMatmulDescSetAttribute(x->large, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) ==
+         CUBLAS_STATUS_SUCCESS;
+  ok = ok && sc_gemm_x3_pick(g, s, x->small, a_hi, b_hi, D, stream, &x->small_algo, &x->small_workspace) &&
+       sc_gemm_x3_pick(g, s, x->large, a_hi, b_hi, D, stream, &x->large_algo, &x->large_workspace);
+  if (ok) {
+    g->x3 = x;
+    const float ms = sc_median_ms([&] { return sc_gemm_x3_run(g, s, A, B, bias, D, stream); }, stream);
+    ok = ms >= 0.0f && ms < fp32_ms;
+  }
+  if (!ok) {
+    g->x3 = nullptr;
+    if (x->small) cublasLtMatmulDescDestroy(x->small);
+    if (x->large) cublasLtMatmulDescDestroy(x->large);
+    if (x->parts) cudaFree(x->parts);
+    delete x;
+  }
+  cudaGetLastError();
+  return 0;
+}
+)";
+
+constexpr const char* kConvX3 = R"(
+struct sc_conv_x3 {
+  cudnnConvolutionDescriptor_t conv = nullptr;  // tensor-op math
+  int algo = 0;
+  size_t workspace = 0;
+  float* parts = nullptr;  // hi and lo of the input, then of the weight
+  int64_t x_n = 0, w_n = 0;
+};
+
+// The small products first, the large one last.
+static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                          cudaStream_t stream) {
+  sc_conv_x3* t = c->x3;
+  float *x_hi = t->parts, *x_lo = x_hi + t->x_n, *w_hi = x_lo + t->x_n, *w_lo = w_hi + t->w_n;
+  int st;
+  if ((st = sc_split(x, x_hi, x_lo, t->x_n, stream)) != 0 || (st = sc_split(w, w_hi, w_lo, t->w_n, stream)) != 0 ||
+      (st = sc_conv_run(c, s, t->conv, t->algo, t->workspace, 0.0f, x_hi, w_lo, y, stream)) != 0 ||
+      (st = sc_conv_run(c, s, t->conv, t->algo, t->workspace, 1.0f, x_lo, w_hi, y, stream)) != 0)
+    return st;
+  return sc_conv_run(c, s, t->conv, t->algo, t->workspace, 1.0f, x_hi, w_hi, y, stream);
+}
+
+// Keeps the 3xTF32 form when the whole of it (splits included) measures faster than `fp32_ms`;
+// any failure keeps FMA math.
+static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                          cudaStream_t stream, float fp32_ms) {
+  sc_conv_x3* t = new sc_conv_x3();
+  t->x_n = sc_elements(s->in, 0, s->nd);
+  t->w_n = sc_elements(s->w, 0, s->nd);
+  bool ok = cudaMalloc(&t->parts, 2 * (t->x_n + t->w_n) * sizeof(float)) == cudaSuccess;
+  float* x_hi = t->parts;
+  float* w_hi = t->parts + 2 * t->x_n;
+  ok = ok && sc_split(x, x_hi, x_hi + t->x_n, t->x_n, stream) == 0 &&
+       sc_split(w, w_hi, w_hi + t->w_n, t->w_n, stream) == 0 && sc_conv_desc(&t->conv, s, CUDNN_TENSOR_OP_MATH) == 0 &&
+       sc_conv_find(c, s, t->conv, CUDNN_TENSOR_OP_MATH, x_hi, w_hi, y, &t->algo, &t->workspace) >= 0.0f;
+  if (ok) {
+    c->x3 = t;
+    const float ms = sc_median_ms([&] { return sc_conv_x3_run(c, s, x, w, y, stream); }, stream);
+    ok = ms >= 0.0f && ms < fp32_ms;
+  }
+  if (!ok) {
+    c->x3 = nullptr;
+    if (t->conv) cudnnDestroyConvolutionDescriptor(t->conv);
+    if (t->parts) cudaFree(t->parts);
+    delete t;
+  }
+  cudaGetLastError();
+  return 0;
+}
+)";
+
+// Jobs that keep fp32 math: the tensor-core form is never tried.
+constexpr const char* kGemmFp32Only = R"(
+static int sc_gemm_x3_try(sc_gemm*, const sc_gemm_shape*, const float*, const float*, const float*, float*, cudaStream_t,
+                          float) {
+  return 0;
+}
+static int sc_gemm_x3_run(sc_gemm*, const sc_gemm_shape*, const float*, const float*, const float*, float*,
+                          cudaStream_t) {
+  return (int)cudaErrorNotSupported;
+}
+)";
+
+constexpr const char* kConvFp32Only = R"(
+static int sc_conv_x3_try(sc_conv*, const sc_conv_shape*, const float*, const float*, float*, cudaStream_t, float) {
+  return 0;
+}
+static int sc_conv_x3_run(sc_conv*, const sc_conv_shape*, const float*, const float*, float*, cudaStream_t) {
+  return (int)cudaErrorNotSupported;
 }
 )";
 
@@ -350,9 +597,13 @@ std::vector<int64_t> spatial2d(std::vector<int64_t> v, bool oneD, int64_t unit) 
 
 }  // namespace
 
-std::string emitLibraryPrelude(bool gemm, bool conv) {
+std::string emitLibraryPrelude(bool gemm, bool conv, bool tensorCores) {
   if (!gemm && !conv) return "";
-  return std::string(kCommon) + (gemm ? kGemm : "") + (conv ? kConv : "");
+  std::string s = kCommon;
+  if (tensorCores) s += kX3Common;
+  if (gemm) s += std::string(kGemm) + (tensorCores ? kGemmX3 : kGemmFp32Only);
+  if (conv) s += std::string(kConv) + (tensorCores ? kConvX3 : kConvFp32Only);
+  return s;
 }
 
 EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, const std::map<std::string, int>& slots) {

@@ -14,7 +14,9 @@
 namespace stitch::agents::builtin {
 
 // The headers, handles, workspace and the shared prepare/run helpers; empty when neither is used.
-std::string emitLibraryPrelude(bool gemm, bool conv);
+// `tensorCores`: the job allows TF32, so each call also measures its fp32-accurate 3xTF32 form
+// (three TF32 tensor-core calls on operands split into hi + lo) and keeps it where faster.
+std::string emitLibraryPrelude(bool gemm, bool conv, bool tensorCores);
 
 // How many cuDNN calls a convolution's groups take: 1 (cuDNN groups them itself) or one per group
 // (1 < groups < channels; see sc_conv_shape in the generated code for why).

@@ -187,6 +187,8 @@ private:
     p.floorBytes += bytesOf(*graph_.tensor(call.output()));
     p.expectedGainPct = gainPct(p);
     p.technique = call.describe();
+    if (options_.tensorCores)
+      p.technique += "; its fp32-accurate 3xTF32 form on tensor cores where measured faster (the job allows TF32)";
     p.library = std::move(call);
     return p;
   }
@@ -275,7 +277,9 @@ int64_t Plan::floorBytes() const {
 }
 
 Plan makePlan(const Graph& graph, const std::map<int, double>& lineTimesUs, PlannerOptions options) {
-  return Partitioner(graph, lineTimesUs, options).run();
+  Plan plan = Partitioner(graph, lineTimesUs, options).run();
+  plan.tensorCores = options.tensorCores;
+  return plan;
 }
 
 }  // namespace stitch::agents::builtin

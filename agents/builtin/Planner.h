@@ -36,10 +36,13 @@ struct Plan {
   std::vector<UncoveredOp> uncovered;   // left in PyTorch, never hidden
   bool wholeForward() const { return uncovered.empty() && !kernels.empty(); }
   int64_t floorBytes() const;
+  bool tensorCores = false;  // library calls may take their fp32-accurate 3xTF32 form (PlannerOptions)
 };
 
 struct PlannerOptions {
   bool fuse = true;  // false: one kernel per operator and no library epilogues (the REPLAN fallback)
+  // The job allows TF32: each library call also measures its 3xTF32 form (see LibraryEmitter.h).
+  bool tensorCores = false;
 };
 
 // `lineTimesUs`: the reference's time per one-based source line of the task file.

@@ -153,6 +153,7 @@ private:
                 {"cacheDir", cacheDir()},
                 {"atol", request_.options.tolerance.atol},
                 {"rtol", request_.options.tolerance.rtol},
+                {"allowPrecision", request_.options.allowPrecision},
                 {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
     WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
     auto event = candidateEvent(id, d, "");

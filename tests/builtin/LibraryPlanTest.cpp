@@ -151,6 +151,34 @@ TEST(LibraryCoder, SeveralStepsReplayAsACudaGraphAndShareIntermediateBuffers) {
   EXPECT_EQ(py.find("out1 = "), std::string::npos) << py;
 }
 
+TEST(LibraryCoder, TensorCoresOnlyWhereTheJobAllowsTf32) {
+  // Default: no TF32 anywhere in the source, which the verifier's static check would flag.
+  for (const char* fixture : {"86_mlp_3layer", "88_resnet_basic_block"}) {
+    auto c = fixtureCandidate(fixture);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_EQ(c.value().cuda.find("tf32"), std::string::npos) << fixture;
+    EXPECT_EQ(c.value().cuda.find("FAST_TF32"), std::string::npos) << fixture;
+    EXPECT_EQ(c.value().cuda.find("TENSOR_OP_MATH"), std::string::npos) << fixture;
+    EXPECT_NE(c.value().cuda.find("return (int)cudaErrorNotSupported;"), std::string::npos) << fixture;
+  }
+  PlannerOptions allowed;
+  allowed.tensorCores = true;
+  auto gemm = fixtureCandidate("86_mlp_3layer", allowed);
+  ASSERT_TRUE(gemm.ok()) << gemm.error().message;
+  const std::string& g = gemm.value().cuda;
+  EXPECT_NE(g.find("cvt.rna.tf32.f32"), std::string::npos);
+  EXPECT_NE(g.find("CUBLAS_COMPUTE_32F_FAST_TF32"), std::string::npos);
+  // The small products first without the epilogue, the large one last with bias and ReLU.
+  EXPECT_NE(g.find("sc_gemm_desc(&x->small, CUBLAS_COMPUTE_32F_FAST_TF32, s, CUBLASLT_EPILOGUE_DEFAULT)"),
+            std::string::npos);
+  EXPECT_NE(g.find("sc_gemm_desc(&x->large, CUBLAS_COMPUTE_32F_FAST_TF32, s, sc_gemm_epilogue(s))"), std::string::npos);
+  EXPECT_NE(g.find("ms < fp32_ms"), std::string::npos);  // kept only when measured faster
+  auto conv = fixtureCandidate("88_resnet_basic_block", allowed);
+  ASSERT_TRUE(conv.ok()) << conv.error().message;
+  EXPECT_NE(conv.value().cuda.find("sc_conv_desc(&t->conv, s, CUDNN_TENSOR_OP_MATH)"), std::string::npos);
+  EXPECT_NE(planOf("86_mlp_3layer", allowed).kernels[0].technique.find("3xTF32"), std::string::npos);
+}
+
 TEST(LibraryCoder, OneStepRunsDirectly) {
   auto c = fixtureCandidate("72_linear_relu");
   ASSERT_TRUE(c.ok()) << c.error().message;

@@ -1,5 +1,6 @@
 // Writes each graph fixture's generated candidate (OUT/<fixture>/candidate.cu and model_new.py)
-// for compile_candidates.py; exits 1 naming every fixture it cannot generate.
+// for compile_candidates.py, and for fixtures with library calls also the candidate of a job that
+// allows TF32 (OUT/<fixture>.tensor_cores/); exits 1 naming every fixture it cannot generate.
 #include "FixtureGraphs.h"
 
 #include <fstream>
@@ -14,6 +15,12 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path out = argv[1];
   int failures = 0;
+  auto write = [&](const std::string& dir, const CandidateSource& c) {
+    std::filesystem::create_directories(out / dir);
+    std::ofstream(out / dir / "candidate.cu") << c.cuda;
+    std::ofstream(out / dir / "model_new.py") << c.python;
+    std::cout << (out / dir / "candidate.cu").string() << "\n";
+  };
   for (const auto& name : testing::fixtureNames()) {
     auto c = testing::fixtureCandidate(name);
     if (!c) {
@@ -21,10 +28,16 @@ int main(int argc, char** argv) {
       ++failures;
       continue;
     }
-    std::filesystem::create_directories(out / name);
-    std::ofstream(out / name / "candidate.cu") << c.value().cuda;
-    std::ofstream(out / name / "model_new.py") << c.value().python;
-    std::cout << (out / name / "candidate.cu").string() << "\n";
+    write(name, c.value());
+    PlannerOptions tensorCores;
+    tensorCores.tensorCores = true;
+    auto t = testing::fixtureCandidate(name, tensorCores);
+    if (!t) {
+      std::cerr << name << ": no candidate when TF32 is allowed: " << t.error().message << "\n";
+      ++failures;
+    } else if (t.value().cuda != c.value().cuda) {
+      write(name + ".tensor_cores", t.value());
+    }
   }
   return failures ? 1 : 0;
 }

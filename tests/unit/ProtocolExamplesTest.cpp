@@ -106,3 +106,11 @@ TEST(ProtocolExamples, EveryCatalogueMethodHasAnExample) {
                         "stitchcuda/cancelJob", "stitchcuda/listJobs", "stitchcuda/waitJob", "stitchcuda/openJobLog"})
     EXPECT_TRUE(methods.count(m)) << m;
 }
+
+TEST(ProtocolExamples, OptimizeAllowsOnlyTheNamedPrecisions) {
+  json params = json::parse(R"({"textDocument": {"uri": "file:///m.py"}, "allowPrecision": ["tf32"]})");
+  EXPECT_EQ(params.get<protocol::OptimizeParams>().allowPrecision, std::vector<std::string>{"tf32"});
+  EXPECT_TRUE(json::parse(R"({"textDocument": {"uri": "file:///m.py"}})").get<protocol::OptimizeParams>().allowPrecision.empty());
+  params["allowPrecision"] = {"fp8"};
+  EXPECT_THROW((void)params.get<protocol::OptimizeParams>(), protocol::ParamsError);
+}
