@@ -623,8 +623,8 @@ private:
 
   // Row groups a column kernel splits its reduced dim over: a power of two up to the block's warps,
   // no more than the reduced dim has elements. One thread per output left 16k threads walking
-  // 1024 rows each for argmin over [64,1024,256] (5% of the copy floor); 8 groups reach 54%,
-  // beating eager (bench/results/kernel_patterns_2026-11-23_h100.md).
+  // 1024 rows each for argmin over [64,1024,256] (23% of the copy floor as a bare kernel); 8 groups
+  // reach 54%, eager's argmin 35% (bench/results/kernel_patterns_2026-11-23_h100.md).
   int columnGroups() const {
     int s = 1;
     while (s * 2 <= variant_.block / 32 && s * 2 <= k_.reduced()) s *= 2;
