@@ -67,6 +67,9 @@ export interface JobFinishedParams {
   message: string;
 }
 
+/** Lower precisions a job may allow (PROTOCOL.md, stitchcuda/optimize). */
+export type Precision = 'tf32' | 'fp16' | 'bf16';
+
 export interface OptimizeParams {
   textDocument: { uri: string };
   brain: 'builtin' | 'openai' | 'anthropic';
@@ -74,6 +77,7 @@ export interface OptimizeParams {
   baseUrl?: string;
   budget?: { iterations?: number; wallSeconds?: number };
   tolerance?: { atol: number; rtol: number };
+  allowPrecision?: Precision[];
   gpu?: number;
   workDoneToken?: string | number;
 }

@@ -2,7 +2,7 @@
 // binary is, how it is started, and the stitchcuda/optimize request. Pure: no 'vscode'
 // import; extension.ts reads the configuration and passes it in.
 
-import { OptimizeParams } from './protocol';
+import { OptimizeParams, Precision } from './protocol';
 
 export type Brain = 'builtin' | 'openai' | 'anthropic';
 
@@ -16,6 +16,7 @@ export interface Settings {
   budgetWallSeconds?: number;
   atol?: number;
   rtol?: number;
+  allowPrecision: Precision[];
   gpu?: number | null;
 }
 
@@ -28,6 +29,10 @@ export function readSettings(get: (key: string) => unknown): Settings {
   };
   const brain = s('brain');
   const gpu = get('gpu');
+  const precisions = get('allowPrecision');
+  const allowPrecision = Array.isArray(precisions)
+    ? [...new Set(precisions.filter((p): p is Precision => p === 'tf32' || p === 'fp16' || p === 'bf16'))]
+    : [];
   return {
     hostPath: s('hostPath'),
     pythonPath: s('pythonPath'),
@@ -38,6 +43,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
     budgetWallSeconds: n('budget.wallSeconds'),
     atol: n('tolerance.atol'),
     rtol: n('tolerance.rtol'),
+    allowPrecision,
     gpu: typeof gpu === 'number' && Number.isInteger(gpu) && gpu >= 0 ? gpu : null,
   };
 }
@@ -109,6 +115,7 @@ export function optimizeParams(uri: string, settings: Settings, workDoneToken?: 
   if (settings.atol !== undefined || settings.rtol !== undefined) {
     p.tolerance = { atol: settings.atol ?? 1e-4, rtol: settings.rtol ?? 1e-4 };
   }
+  if (settings.allowPrecision.length) p.allowPrecision = [...settings.allowPrecision];
   if (settings.gpu !== undefined && settings.gpu !== null) p.gpu = settings.gpu;
   if (workDoneToken !== undefined) p.workDoneToken = workDoneToken;
   return p;

@@ -46,6 +46,7 @@ test('the optimize request the extension builds has the example\'s shape', () =>
   const settings = readSettings((k) => ({
     brain: example.brain, 'budget.iterations': example.budget.iterations, 'budget.wallSeconds': example.budget.wallSeconds,
     'tolerance.atol': example.tolerance.atol, 'tolerance.rtol': example.tolerance.rtol, gpu: example.gpu,
+    allowPrecision: example.allowPrecision,
   } as Record<string, unknown>)[k]);
   assert.deepEqual(optimizeParams(example.textDocument.uri, settings, example.workDoneToken), example);
   assert.deepEqual(Object.keys(load('stitchcuda.cancelJob.request.json').params), ['jobId']);

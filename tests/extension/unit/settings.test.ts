@@ -39,6 +39,14 @@ test('optimize params: builtin brain sends no LLM fields; budget, tolerance and 
   assert.equal(q.gpu, undefined);
 });
 
+test('allowPrecision: only the named precisions, once each, and sent only when set', () => {
+  const s = defaults({ allowPrecision: ['tf32', 'fp8', 'tf32', 3] });
+  assert.deepEqual(s.allowPrecision, ['tf32']);
+  assert.deepEqual(optimizeParams('file:///m.py', s).allowPrecision, ['tf32']);
+  assert.equal(optimizeParams('file:///m.py', defaults()).allowPrecision, undefined);
+  assert.deepEqual(defaults({ allowPrecision: 'tf32' }).allowPrecision, []);
+});
+
 test('unknown brains and bad numbers fall back to safe values', () => {
   const s = defaults({ brain: 'gpt5', 'budget.iterations': 'many', gpu: -1 });
   assert.equal(s.brain, 'builtin');
