@@ -168,7 +168,7 @@ void from_json(const json& j, OptimizeParams& v) {
   }
   v.allowPrecision = optional<std::vector<std::string>>(j, "allowPrecision").value_or(std::vector<std::string>{});
   for (const auto& p : v.allowPrecision)
-    if (p != "tf32" && p != "fp16" && p != "bf16")
+    if (!isPrecision(p))
       throw ParamsError("\"allowPrecision\" entries must be \"tf32\", \"fp16\" or \"bf16\"");
   v.gpu = optional<int>(j, "gpu");
   v.workDoneToken = optional<json>(j, "workDoneToken");

@@ -88,6 +88,9 @@ struct Budget {
   std::optional<double> wallSeconds;
 };
 
+// The lower precisions a job may allow (OptimizeParams::allowPrecision).
+inline bool isPrecision(const std::string& name) { return name == "tf32" || name == "fp16" || name == "bf16"; }
+
 struct Tolerance {
   double atol = 1e-4;
   double rtol = 1e-4;

@@ -1,6 +1,7 @@
 // Headless optimize; see HeadlessOptimize.h.
 #include "server/HeadlessOptimize.h"
 
+#include "protocol/StitchTypes.h"
 #include "server/JobManager.h"
 #include "server/Logger.h"
 #include "server/Uri.h"
@@ -39,7 +40,7 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     else if (arg.rfind("--base-url=", 0) == 0) a.baseUrl = arg.substr(11);
     else if (arg == "--allow-precision" && i + 1 < args.size()) {
       const std::string& p = args[++i];
-      if (p != "tf32" && p != "fp16" && p != "bf16") {
+      if (!protocol::isPrecision(p)) {
         std::cerr << "stitchcuda optimize: --allow-precision takes tf32, fp16 or bf16, not " << p << "\n";
         return std::nullopt;
       }

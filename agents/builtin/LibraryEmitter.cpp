@@ -294,7 +294,7 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescr
 }
 
 static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
-                          cudaStream_t stream, float fp32_ms);
+                          cudaStream_t stream);
 static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                           cudaStream_t stream);
 
@@ -362,13 +362,12 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   SC_DNN(cudnnCreateFilterDescriptor(&c->w));
   SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->nd, w_slice));
   if ((st = sc_conv_desc(&c->conv, s, CUDNN_FMA_MATH)) != 0) return st;
-  const float fp32_ms = sc_conv_find(c, s, c->conv, CUDNN_FMA_MATH, x, w, y, &c->algo, &c->workspace);
-  if (fp32_ms < 0.0f) {
+  if (sc_conv_find(c, s, c->conv, CUDNN_FMA_MATH, x, w, y, &c->algo, &c->workspace) < 0.0f) {
     fprintf(stderr, "cuDNN: no fp32 (FMA) algorithm for this convolution\n");
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
   }
   c->ready = true;
-  return sc_conv_x3_try(c, s, x, w, y, stream, fp32_ms * s->split);
+  return sc_conv_x3_try(c, s, x, w, y, stream);
 }
 
 static int sc_conv_launch(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
@@ -402,6 +401,17 @@ static int sc_split(const float* x, float* hi, float* lo, int64_t n, cudaStream_
   const int64_t blocks = (n + 255) / 256 < 132 * 16 ? (n + 255) / 256 : 132 * 16;
   sc_split_tf32<<<(unsigned)blocks, 256, 0, stream>>>(x, hi, lo, n);
   return (int)cudaGetLastError();
+}
+
+// Installs `form` in `*slot` and keeps it only when the whole of it, `run` (splits included),
+// measures faster than `fp32_ms` by the same protocol; otherwise clears the slot and says no.
+template <typename Form, typename Run>
+static bool sc_x3_keep(Form** slot, Form* form, Run run, float fp32_ms, cudaStream_t stream) {
+  *slot = form;
+  const float ms = sc_median_ms(run, stream);
+  if (fp32_ms >= 0.0f && ms >= 0.0f && ms < fp32_ms) return true;
+  *slot = nullptr;
+  return false;
 }
 )";
 
@@ -476,14 +486,9 @@ static int sc_gemm_x3_try(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
     ok = cublasLtMatmulDescSetAttribute(x->large, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) ==
          CUBLAS_STATUS_SUCCESS;
   ok = ok && sc_gemm_x3_pick(g, s, x->small, a_hi, b_hi, D, stream, &x->small_algo, &x->small_workspace) &&
-       sc_gemm_x3_pick(g, s, x->large, a_hi, b_hi, D, stream, &x->large_algo, &x->large_workspace);
-  if (ok) {
-    g->x3 = x;
-    const float ms = sc_median_ms([&] { return sc_gemm_x3_run(g, s, A, B, bias, D, stream); }, stream);
-    ok = ms >= 0.0f && ms < fp32_ms;
-  }
+       sc_gemm_x3_pick(g, s, x->large, a_hi, b_hi, D, stream, &x->large_algo, &x->large_workspace) &&
+       sc_x3_keep(&g->x3, x, [&] { return sc_gemm_x3_run(g, s, A, B, bias, D, stream); }, fp32_ms, stream);
   if (!ok) {
-    g->x3 = nullptr;
     if (x->small) cublasLtMatmulDescDestroy(x->small);
     if (x->large) cublasLtMatmulDescDestroy(x->large);
     if (x->parts) cudaFree(x->parts);
@@ -516,10 +521,10 @@ static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, co
   return sc_conv_run(c, s, t->conv, t->algo, t->workspace, 1.0f, x_hi, w_hi, y, stream);
 }
 
-// Keeps the 3xTF32 form when the whole of it (splits included) measures faster than `fp32_ms`;
-// any failure keeps FMA math.
+// Keeps the 3xTF32 form when the whole of it (splits included) measures faster than the FMA
+// choice timed the same way (Find's own times follow another protocol); any failure keeps FMA math.
 static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
-                          cudaStream_t stream, float fp32_ms) {
+                          cudaStream_t stream) {
   sc_conv_x3* t = new sc_conv_x3();
   t->x_n = sc_elements(s->in, 0, s->nd);
   t->w_n = sc_elements(s->w, 0, s->nd);
@@ -530,12 +535,11 @@ static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, co
        sc_split(w, w_hi, w_hi + t->w_n, t->w_n, stream) == 0 && sc_conv_desc(&t->conv, s, CUDNN_TENSOR_OP_MATH) == 0 &&
        sc_conv_find(c, s, t->conv, CUDNN_TENSOR_OP_MATH, x_hi, w_hi, y, &t->algo, &t->workspace) >= 0.0f;
   if (ok) {
-    c->x3 = t;
-    const float ms = sc_median_ms([&] { return sc_conv_x3_run(c, s, x, w, y, stream); }, stream);
-    ok = ms >= 0.0f && ms < fp32_ms;
+    const float fp32_ms = sc_median_ms(
+        [&] { return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream); }, stream);
+    ok = sc_x3_keep(&c->x3, t, [&] { return sc_conv_x3_run(c, s, x, w, y, stream); }, fp32_ms, stream);
   }
   if (!ok) {
-    c->x3 = nullptr;
     if (t->conv) cudnnDestroyConvolutionDescriptor(t->conv);
     if (t->parts) cudaFree(t->parts);
     delete t;
@@ -558,7 +562,7 @@ static int sc_gemm_x3_run(sc_gemm*, const sc_gemm_shape*, const float*, const fl
 )";
 
 constexpr const char* kConvFp32Only = R"(
-static int sc_conv_x3_try(sc_conv*, const sc_conv_shape*, const float*, const float*, float*, cudaStream_t, float) {
+static int sc_conv_x3_try(sc_conv*, const sc_conv_shape*, const float*, const float*, float*, cudaStream_t) {
   return 0;
 }
 static int sc_conv_x3_run(sc_conv*, const sc_conv_shape*, const float*, const float*, float*, cudaStream_t) {
