@@ -63,8 +63,10 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   if (fn == "elu") return "sc_elu(" + x + ", " + P(0) + ", " + P(1) + ", " + P(2) + ")";
   if (fn == "leaky_relu") return "(" + x + " > 0.0f ? " + x + " : " + x + " * " + P(0) + ")";
   if (fn == "hardtanh") return "fminf(fmaxf(" + x + ", " + P(0) + "), " + P(1) + ")";
-  if (fn == "hardsigmoid") return "(fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
-  if (fn == "hardswish") return "(" + x + " * fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
+  // Times the reciprocal, not a division (within an ulp): the division cost hardswish 4% of a
+  // memory-bound pass over 256 MB on an H100.
+  if (fn == "hardsigmoid") return "(fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f))";
+  if (fn == "hardswish") return "(" + x + " * (fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f)))";
   if (fn == "clamp") {
     std::string e = x;
     if (p.at(0) != 0) e = "fmaxf(" + e + ", " + P(1) + ")";
@@ -163,7 +165,9 @@ public:
     } else if (!k_.reduces()) {
       flat(out);
     } else if (k_.inner() == 1) {
-      if (splits() > 1) splitRows(out);
+      if (rowSplits() > 1 && onePass()) splitRows(out);
+      else if (rowSplits() > 1) stagedRows(out);
+      else if (warpPerRow()) warpRows(out);
       else rows(out);
     } else {
       columns(out);
@@ -406,9 +410,9 @@ private:
       }
   }
 
-  std::string kernelHead(const std::string& templ = "template <int VEC>\n") const {
-    return templ + "__global__ void __launch_bounds__(" + std::to_string(variant_.block) + ") " + name_ + "_kernel(" +
-           params() + ") {\n";
+  std::string kernelHead(const std::string& templ = "template <int VEC>\n", const std::string& stage = "") const {
+    return templ + "__global__ void __launch_bounds__(" + std::to_string(variant_.block) + ") " + name_ + stage +
+           "_kernel(" + params() + ") {\n";
   }
 
   void flat(std::ostream& o) {
@@ -468,12 +472,13 @@ private:
     return false;
   }
 
+  // `guard`: which threads store (empty: all).
   void writeRowOutputs(std::ostream& o, Scope& row, const std::string& rowIndex, const std::string& indent,
-                       bool onlyThreadZero) {
+                       const std::string& guard) {
     for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
       if (!k_.outputs[i].perRow) continue;
       std::string v = value(k_.outputs[i].value, row, o, indent);
-      o << indent << (onlyThreadZero ? "if (threadIdx.x == 0) " : "") << outName(i) << "[" << rowIndex
+      o << indent << (guard.empty() ? "" : "if (" + guard + ") ") << outName(i) << "[" << rowIndex
         << "] = " << stored(k_.outputs[i].dtype, v) << ";\n";
     }
   }
@@ -483,14 +488,18 @@ private:
     if (anyArg()) o << "  __shared__ long long iscratch[33];\n";
   }
 
-  // Accumulates reduction `r` over the chunks `first, first + step, ...` of the row at `rowBase`.
-  void accumulate(std::ostream& o, Scope& row, int r, const std::string& first, const std::string& step,
-                  const std::string& indent) {
+  // Accumulates reduction `r` over the chunks `first, first + stride, ...` of the row at `rowBase`.
+  // The stride is the launch's thread count as a constant, so the loop unrolls and each thread
+  // has four 16-byte loads in flight instead of one: a row of 1024 floats over 128 threads is
+  // two chunks per thread, and with one load at a time the block waits out the latency twice.
+  void accumulate(std::ostream& o, Scope& row, int r, const std::string& first, int64_t stride,
+                  const std::string& indent, int unroll = 4) {
     const KernelValue& red = k_.values[r];
     const std::string R = std::to_string(r);
     o << indent << "float acc" << R << " = " << reduceInit(red.reduce) << ";\n";
     if (isArg(red.reduce)) o << indent << "long long acci" << R << " = 0x7fffffffffffffffLL;\n";
-    o << indent << "for (int64_t c = " << first << "; c < " << i64(k_.reduced()) << " / VEC; c += " << step << ") {\n"
+    o << indent << "#pragma unroll " << unroll << "\n"
+      << indent << "for (int64_t c = " << first << "; c < " << i64(k_.reduced()) << " / VEC; c += " << i64(stride) << ") {\n"
       << indent << "  const int64_t base = rowBase + c * VEC;\n";
     laneBody(o, {red.args[0]}, row, indent + "  ",
              [&](std::ostream& os, const auto& names, const std::string& in2) {
@@ -505,18 +514,20 @@ private:
     o << indent << "}\n";
   }
 
-  // The block-wide combine of reduction `r`'s accumulators into red<r> (and idx<r>).
-  void combine(std::ostream& o, int r, const std::string& indent) {
+  // The block-wide (or with `warp`, warp-wide) combine of reduction `r`'s accumulators into
+  // red<r> (and idx<r>).
+  void combine(std::ostream& o, int r, const std::string& indent, bool warp = false) {
     const KernelValue& red = k_.values[r];
     const std::string R = std::to_string(r);
+    const std::string isMax = red.reduce == ReduceKind::ArgMax ? "true" : "false";
     if (isArg(red.reduce)) {
-      o << indent << "blockArgReduce<" << (red.reduce == ReduceKind::ArgMax ? "true" : "false") << ">(acc" << R
-        << ", acci" << R << ", scratch, iscratch);\n"
+      o << indent << (warp ? "warpArgReduce<" + isMax + ">(acc" + R + ", acci" + R + ");\n"
+                           : "blockArgReduce<" + isMax + ">(acc" + R + ", acci" + R + ", scratch, iscratch);\n")
         << indent << "const float red" << R << " = acc" << R << ";\n"
         << indent << "const long long idx" << R << " = acci" << R << ";\n";
     } else {
-      o << indent << "const float red" << R << " = blockReduce<" << reduceOp(red.reduce) << ">(acc" << R
-        << ", scratch);\n";
+      o << indent << "const float red" << R << " = " << (warp ? "warpReduce<" : "blockReduce<") << reduceOp(red.reduce)
+        << ">(acc" << R << (warp ? ");\n" : ", scratch);\n");
     }
   }
 
@@ -530,13 +541,14 @@ private:
     Scope row;
     const std::string ind = "    ";
     for (int r : reductions()) {
-      accumulate(o, row, r, "threadIdx.x", "blockDim.x", ind);
+      accumulate(o, row, r, "threadIdx.x", variant_.block, ind);
       combine(o, r, ind);
       hoistRowValues(o, row, r, ind);
     }
-    writeRowOutputs(o, row, "row", ind, true);
+    writeRowOutputs(o, row, "row", ind, "threadIdx.x == 0");
     if (!fullOutputs().empty()) {
-      o << ind << "for (int64_t c = threadIdx.x; c < " << i64(R) << " / VEC; c += blockDim.x) {\n"
+      o << ind << "#pragma unroll 4\n"
+        << ind << "for (int64_t c = threadIdx.x; c < " << i64(R) << " / VEC; c += " << i64(variant_.block) << ") {\n"
         << ind << "  const int64_t base = rowBase + c * VEC;\n";
       declareOutLanes(o, ind + "  ");
       laneBody(o, fullOutputs(), row, ind + "  ",
@@ -547,40 +559,75 @@ private:
     o << "    }\n  }\n}\n";
   }
 
-  // Blocks per row when rows are too few to fill the GPU (a loss or a full reduction is one
-  // row): only for one-pass kernels — independent reductions and per-row outputs only.
-  int64_t splits() const {
-    if (!fullOutputs().empty()) return 1;
+  // Short rows (up to 1024 elements, at most eight 16-byte chunks per lane): a warp per row,
+  // combined by shuffles alone. A block per row spent more on its barriers than on the row:
+  // argmax over [16384,1024] took 42 µs against eager's 30 (H100).
+  bool warpPerRow() const { return k_.reduced() <= 1024; }
+
+  void warpRows(std::ostream& o) {
+    const int64_t rowsCount = k_.outer(), R = k_.reduced(), warps = variant_.block / 32;
+    o << kernelHead() << "  const int lane = threadIdx.x & 31;\n"
+      << "  for (int64_t row = blockIdx.x * " << i64(warps) << " + (threadIdx.x >> 5); row < " << i64(rowsCount)
+      << "; row += (int64_t)gridDim.x * " << i64(warps) << ") {\n"
+      << "    const int64_t rowBase = row * " << i64(R) << ";\n"
+      << "    { const int64_t lin = rowBase; (void)lin;\n";
+    Scope row;
+    const std::string ind = "    ";
+    for (int r : reductions()) {
+      accumulate(o, row, r, "lane", 32, ind, 8);
+      combine(o, r, ind, true);
+      hoistRowValues(o, row, r, ind);
+    }
+    writeRowOutputs(o, row, "row", ind, "lane == 0");
+    if (!fullOutputs().empty()) {
+      o << ind << "#pragma unroll 8\n"
+        << ind << "for (int64_t c = lane; c < " << i64(R) << " / VEC; c += 32) {\n"
+        << ind << "  const int64_t base = rowBase + c * VEC;\n";
+      declareOutLanes(o, ind + "  ");
+      laneBody(o, fullOutputs(), row, ind + "  ",
+               [&](std::ostream& os, const auto& names, const std::string& in2) { sinkOutputs(os, names, in2); },
+               [&](std::ostream& os, const std::string& in2) { storeOutputs(os, in2); });
+      o << ind << "}\n";
+    }
+    o << "    }\n  }\n}\n";
+  }
+
+  // A one-pass kernel: independent reductions and per-row outputs only.
+  bool onePass() const {
+    if (!fullOutputs().empty()) return false;
     for (int r : reductions())
-      if (dependsOnReduction(k_.values[r].args[0])) return 1;
+      if (dependsOnReduction(k_.values[r].args[0])) return false;
+    return true;
+  }
+
+  // Blocks per row when rows are too few to fill the GPU (a loss or a full reduction is one
+  // row; group norm over [16,64,128,128] is 128 rows of 131072): about four blocks per SM, at
+  // least two vector chunks per thread.
+  int64_t rowSplits() const {
     const int64_t rowsCount = k_.outer(), chunks = k_.reduced() / 4;
     const int64_t want = (4 * 132 + rowsCount - 1) / rowsCount;
     const int64_t most = chunks / (2 * static_cast<int64_t>(variant_.block));
     return std::max<int64_t>(1, std::min({want, most, int64_t{1024}}));
   }
 
-  // Several blocks per row: each writes its partial results to a static buffer, and the last
-  // block of the row to arrive (an atomic count, reset for the next launch) combines them in a
-  // fixed order, so the result is deterministic.
-  void splitRows(std::ostream& o) {
-    const int64_t rowsCount = k_.outer(), R = k_.reduced(), S = splits();
-    const auto reds = reductions();
-    const int64_t nred = static_cast<int64_t>(reds.size());
-    o << "__device__ float " << name_ << "_part[" << rowsCount * S * nred << "];\n";
-    if (anyArg()) o << "__device__ long long " << name_ << "_parti[" << rowsCount * S * nred << "];\n";
-    o << "__device__ unsigned int " << name_ << "_count[" << rowsCount << "];\n" << kernelHead();
-    declareScratch(o);
-    o << "  __shared__ bool last;\n"
-      << "  const int64_t row = blockIdx.x / " << i64(S) << ", split = blockIdx.x % " << i64(S) << ";\n"
-      << "  const int64_t rowBase = row * " << i64(R) << ";\n"
+  // The row's index and its split (block within the row) from blockIdx.x, and the open scope.
+  void openSplitRow(std::ostream& o, int64_t S) {
+    o << "  const int64_t row = blockIdx.x / " << i64(S) << ", split = blockIdx.x % " << i64(S) << ";\n"
+      << "  const int64_t rowBase = row * " << i64(k_.reduced()) << ";\n"
       << "  { const int64_t lin = rowBase; (void)lin;\n";
-    Scope row;
-    const std::string ind = "  ";
-    for (int64_t j = 0; j < nred; ++j) {
+  }
+
+  std::string splitChunk() const { return "split * " + i64(variant_.block) + " + threadIdx.x"; }
+
+  // Thread 0 stores this block's result of each reduction `reds[j]`, j in `js`, as partial
+  // `split` of its row (the buffer holds `nred` per split). The row's last block to arrive (an
+  // atomic count, reset for the next launch) combines the S partials of each in split order,
+  // so the result does not depend on timing, into red<r>f (and idx<r>f), recorded in `row`.
+  void combineSplits(std::ostream& o, Scope& row, const std::vector<int>& reds, const std::vector<int64_t>& js,
+                     int64_t S, int64_t nred, const std::string& ind) {
+    for (int64_t j : js) {
       const int r = reds[j];
       const std::string slot = "(row * " + i64(S) + " + split) * " + i64(nred) + " + " + std::to_string(j);
-      accumulate(o, row, r, "split * blockDim.x + threadIdx.x", i64(S) + " * blockDim.x", ind);
-      combine(o, r, ind);
       o << ind << "if (threadIdx.x == 0) " << name_ << "_part[" << slot << "] = red" << r << ";\n";
       if (isArg(k_.values[r].reduce))
         o << ind << "if (threadIdx.x == 0) " << name_ << "_parti[" << slot << "] = idx" << r << ";\n";
@@ -592,7 +639,7 @@ private:
       << ind << "__syncthreads();\n"
       << ind << "if (!last) return;\n"
       << ind << "__threadfence();\n";
-    for (int64_t j = 0; j < nred; ++j) {
+    for (int64_t j : js) {
       const int r = reds[j];
       const KernelValue& red = k_.values[r];
       const std::string R = std::to_string(r), P = "p" + R;
@@ -612,13 +659,103 @@ private:
           << "]));\n"
           << ind << "const float red" << R << "f = blockReduce<" << reduceOp(red.reduce) << ">(" << P << ", scratch);\n";
       row.memo[r] = "red" + R + "f";
+      for (std::size_t i = 0; i < k_.values.size(); ++i)
+        if (k_.values[i].op == ValueOp::ArgIndex && k_.values[i].args[0] == r) row.memo[static_cast<int>(i)] = "idx" + R + "f";
     }
     o << ind << "if (threadIdx.x == 0) " << name_ << "_count[row] = 0u;\n";
-    for (std::size_t i = 0; i < k_.values.size(); ++i)
-      if (k_.values[i].op == ValueOp::ArgIndex) row.memo[static_cast<int>(i)] = "idx" + std::to_string(k_.values[i].args[0]) + "f";
+  }
+
+  void declareSplitBuffers(std::ostream& o, int64_t S, int64_t nred) {
+    const int64_t rowsCount = k_.outer();
+    o << "__device__ float " << name_ << "_part[" << rowsCount * S * nred << "];\n";
+    if (anyArg()) o << "__device__ long long " << name_ << "_parti[" << rowsCount * S * nred << "];\n";
+    o << "__device__ unsigned int " << name_ << "_count[" << rowsCount << "];\n";
+  }
+
+  // A one-pass kernel over few rows: several blocks per row, combined by the row's last block.
+  void splitRows(std::ostream& o) {
+    const int64_t S = rowSplits();
+    const auto reds = reductions();
+    const int64_t nred = static_cast<int64_t>(reds.size());
+    declareSplitBuffers(o, S, nred);
+    o << kernelHead();
+    declareScratch(o);
+    o << "  __shared__ bool last;\n";
+    openSplitRow(o, S);
+    Scope row;
+    const std::string ind = "  ";
+    std::vector<int64_t> js;
+    for (int64_t j = 0; j < nred; ++j) {
+      accumulate(o, row, reds[j], splitChunk(), S * variant_.block, ind);
+      combine(o, reds[j], ind);
+      js.push_back(j);
+    }
+    combineSplits(o, row, reds, js, S, nred, ind);
     hoistRowValues(o, row, reds.empty() ? -1 : reds.back(), ind);
-    writeRowOutputs(o, row, "row", ind, true);
+    writeRowOutputs(o, row, "row", ind, "threadIdx.x == 0");
     o << "  }\n}\n";
+  }
+
+  // Few long rows whose reductions depend on each other (a norm's variance on its mean) or that
+  // write a full-size output. One block per row left group norm's 128 rows on 128 blocks of 256
+  // threads, 204 µs against eager's 176 (H100). Here each reduction is a kernel of its own, S
+  // blocks per row combined by the row's last block into a per-row result buffer, and a last
+  // kernel, also S blocks per row, reads those results and writes the outputs.
+  void stagedRows(std::ostream& o) {
+    const int64_t S = rowSplits();
+    const auto reds = reductions();
+    const int64_t nred = static_cast<int64_t>(reds.size());
+    declareSplitBuffers(o, S, nred);
+    o << "__device__ float " << name_ << "_red[" << k_.outer() * nred << "];\n";
+    if (anyArg()) o << "__device__ long long " << name_ << "_redi[" << k_.outer() * nred << "];\n";
+    const std::string ind = "  ";
+    for (int64_t j = 0; j < nred; ++j) {
+      o << kernelHead("template <int VEC>\n", stageName(j));
+      declareScratch(o);
+      o << "  __shared__ bool last;\n";
+      openSplitRow(o, S);
+      Scope row;
+      loadRowResults(o, reds, j, ind);
+      hoistRowValues(o, row, j > 0 ? reds[j - 1] : -1, ind);
+      accumulate(o, row, reds[j], splitChunk(), S * variant_.block, ind);
+      combine(o, reds[j], ind);
+      combineSplits(o, row, reds, {j}, S, nred, ind);
+      const std::string R = std::to_string(reds[j]), at = "[row * " + i64(nred) + " + " + std::to_string(j) + "]";
+      o << ind << "if (threadIdx.x == 0) " << name_ << "_red" << at << " = red" << R << "f;\n";
+      if (isArg(k_.values[reds[j]].reduce))
+        o << ind << "if (threadIdx.x == 0) " << name_ << "_redi" << at << " = idx" << R << "f;\n";
+      o << "  }\n}\n";
+    }
+    o << kernelHead("template <int VEC>\n", stageName(nred));
+    openSplitRow(o, S);
+    Scope row;
+    loadRowResults(o, reds, nred, ind);
+    hoistRowValues(o, row, reds.empty() ? -1 : reds.back(), ind);
+    writeRowOutputs(o, row, "row", ind, "split == 0 && threadIdx.x == 0");
+    if (!fullOutputs().empty()) {
+      o << ind << "#pragma unroll 4\n"
+        << ind << "for (int64_t c = " << splitChunk() << "; c < " << i64(k_.reduced()) << " / VEC; c += "
+        << i64(S * variant_.block) << ") {\n"
+        << ind << "  const int64_t base = rowBase + c * VEC;\n";
+      declareOutLanes(o, ind + "  ");
+      laneBody(o, fullOutputs(), row, ind + "  ",
+               [&](std::ostream& os, const auto& names, const std::string& in2) { sinkOutputs(os, names, in2); },
+               [&](std::ostream& os, const std::string& in2) { storeOutputs(os, in2); });
+      o << ind << "}\n";
+    }
+    o << "  }\n}\n";
+  }
+
+  std::string stageName(int64_t j) const { return "_s" + std::to_string(j); }
+
+  // red<r> (and idx<r>) of the first `count` reductions, as earlier stages left them.
+  void loadRowResults(std::ostream& o, const std::vector<int>& reds, int64_t count, const std::string& ind) {
+    const int64_t nred = static_cast<int64_t>(reds.size());
+    for (int64_t j = 0; j < count; ++j) {
+      const std::string R = std::to_string(reds[j]), at = "[row * " + i64(nred) + " + " + std::to_string(j) + "]";
+      o << ind << "const float red" << R << " = " << name_ << "_red" << at << ";\n";
+      if (isArg(k_.values[reds[j]].reduce)) o << ind << "const long long idx" << R << " = " << name_ << "_redi" << at << ";\n";
+    }
   }
 
   // Row groups a column kernel splits its reduced dim over: a power of two up to the block's warps,
@@ -682,7 +819,7 @@ private:
     }
     o << ind << "if (live && ty == 0) {\n";
     Scope rowOutputs = row;  // what this block declares stays in it
-    writeRowOutputs(o, rowOutputs, "t", ind + "  ", false);
+    writeRowOutputs(o, rowOutputs, "t", ind + "  ", "");
     o << ind << "}\n";
     if (!fullOutputs().empty()) {
       o << ind << "for (int64_t c = live ? ty : " << i64(R) << "; c < " << i64(R) << "; c += " << Ss << ") {\n"
@@ -775,6 +912,7 @@ private:
     args = args.substr(0, args.size() - 2);
     int block = variant_.block;
     bool canVector = variant_.vec == 4;
+    std::vector<std::string> stages{""};  // kernels launched in order, one grid and block for all
     std::string grid4, grid1;
     if (k_.scans()) {
       canVector = false;  // scans read one element at a time, in order
@@ -786,17 +924,30 @@ private:
       grid1 = std::to_string(std::max<int64_t>(1, (n + per - 1) / per));
     } else if (k_.inner() == 1) {
       canVector = canVector && k_.reduced() % 4 == 0;
-      grid4 = grid1 = std::to_string(splits() > 1 ? k_.outer() * splits() : std::min<int64_t>(k_.outer(), 1 << 30));
+      const int64_t S = rowSplits();
+      const int64_t rowBlocks = warpPerRow() ? (k_.outer() + block / 32 - 1) / (block / 32) : k_.outer();
+      grid4 = grid1 = std::to_string(S > 1 ? k_.outer() * S : std::min<int64_t>(rowBlocks, 1 << 30));
+      if (S > 1 && !onePass()) {
+        stages.clear();
+        for (std::size_t j = 0; j <= reductions().size(); ++j) stages.push_back(stageName(static_cast<int64_t>(j)));
+      }
     } else {
       canVector = false;  // a column reduction walks the reduced dim one element at a time
       block = 32 * columnGroups();
       grid1 = std::to_string(std::min<int64_t>((k_.outer() * k_.inner() + 31) / 32, 1 << 30));
     }
+    auto launches = [&](int vec, const std::string& grid, const std::string& indent) {
+      std::string calls;
+      for (const auto& stage : stages)
+        calls += indent + name_ + stage + "_kernel<" + std::to_string(vec) + "><<<" + grid + ", " + std::to_string(block) +
+                 ", 0, stream>>>(" + args + ");\n";
+      return calls;
+    };
     if (canVector)
-      o << "  if (" << aligned << ")\n    " << name_ << "_kernel<4><<<" << grid4 << ", " << block << ", 0, stream>>>("
-        << args << ");\n  else\n  ";
-    o << "  " << name_ << "_kernel<1><<<" << grid1 << ", " << block << ", 0, stream>>>(" << args << ");\n"
-      << "  return (int)cudaGetLastError();\n}\n";
+      o << "  if (" << aligned << ") {\n" << launches(4, grid4, "    ") << "  } else {\n" << launches(1, grid1, "    ") << "  }\n";
+    else
+      o << launches(1, grid1, "  ");
+    o << "  return (int)cudaGetLastError();\n}\n";
   }
 
   const FusedKernel& k_;

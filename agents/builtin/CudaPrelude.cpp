@@ -61,11 +61,18 @@ struct MinOp {
   __device__ static float apply(float a, float b) { return sc_min(a, b); }
 };
 
+// Warp-wide reduction by shuffles; every lane gets the result.
+template <typename Op>
+__device__ __forceinline__ float warpReduce(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 // Block-wide reduction: warp shuffles, then one value per warp through shared memory; every
 // thread gets the result. `scratch` holds 33 floats; the trailing barrier lets the caller reuse it.
 template <typename Op>
 __device__ __forceinline__ float blockReduce(float v, float* scratch) {
-  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  v = warpReduce<Op>(v);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = (blockDim.x + 31) >> 5;
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
@@ -96,12 +103,17 @@ struct ArgOp {
 };
 
 template <bool IsMax>
-__device__ __forceinline__ void blockArgReduce(float& v, long long& i, float* scratch, long long* iscratch) {
+__device__ __forceinline__ void warpArgReduce(float& v, long long& i) {
   for (int o = 16; o > 0; o >>= 1) {
     const float ov = __shfl_xor_sync(0xffffffffu, v, o);
     const long long oi = __shfl_xor_sync(0xffffffffu, i, o);
     ArgOp<IsMax>::apply(v, i, ov, oi);
   }
+}
+
+template <bool IsMax>
+__device__ __forceinline__ void blockArgReduce(float& v, long long& i, float* scratch, long long* iscratch) {
+  warpArgReduce<IsMax>(v, i);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = (blockDim.x + 31) >> 5;
   if (lane == 0) { scratch[warp] = v; iscratch[warp] = i; }
   __syncthreads();

@@ -1,12 +1,14 @@
-"""Eager and torch.compile timings of the reference, by the same timer in the same process,
-cached per (task file hash, GPU, torch version) so a verify loop pays for them once."""
+"""Eager and torch.compile timings of the reference, timed side by side by the same timer in the
+same process, cached per (task file hash, GPU, torch version, timer protocol) so a verify loop
+pays for torch.compile once. The verifier times eager again beside each candidate; the ratio of
+torch.compile to eager taken here carries the candidate's ratio over to torch.compile."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -17,7 +19,7 @@ from .timer import Timer, TimerConfig
 
 
 # Part of the cache key: baselines timed by an earlier timer protocol are not comparable.
-TIMER_PROTOCOL = "minus_floor/2"  # 2: the floor is measured after each warm-up
+TIMER_PROTOCOL = "minus_floor/3"  # 3: eager and torch.compile interleaved with each other and the floor
 
 
 def cache_key(task: Task, device: torch.device) -> dict[str, str]:
@@ -45,8 +47,20 @@ def run_baseline(task: Task, device: torch.device, params: dict[str, Any]) -> di
     sets = input_sets(task, device, seed, int(params.get("inputSets", 4)))
     model = task.instantiate(device, seed)
     task.forward(model, sets[0])  # surfaces forward errors with file:line before timing
-    result: dict[str, Any] = {"key": key, "timer": timer.config.__dict__, "eager": timer.measure(model, sets).to_json()}
-    result["compile"] = _compile_timing(task, model, timer, sets) if params.get("compile", True) else None
+    compiled, compile_info = _compile(task, model, sets, device) if params.get("compile", True) else (None, None)
+    fns = {"eager": model} if compiled is None else {"eager": model, "compile": compiled}
+    try:
+        stats = timer.measure_side_by_side(fns, sets)
+    except Exception as exc:
+        if compiled is None:
+            raise
+        if is_sticky_cuda_error(exc):
+            raise from_exception("cuda_sticky_error", exc, (task.path,), "eager and torch.compile timing") from exc
+        # Eager ran before (the forward above); this failure is torch.compile's, a fact to report.
+        stats = timer.measure_side_by_side({"eager": model}, sets)
+        compile_info = {"error": from_exception("compile_failed", exc, (task.path,), "torch.compile").to_json()}
+    result: dict[str, Any] = {"key": key, "timer": timer.config.__dict__, "eager": stats["eager"].to_json(),
+                              "compile": {**stats["compile"].to_json(), **compile_info} if "compile" in stats else compile_info}
     if path:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -56,22 +70,21 @@ def run_baseline(task: Task, device: torch.device, params: dict[str, Any]) -> di
     return {**result, "cached": False}
 
 
-def _compile_timing(task: Task, model: torch.nn.Module, timer: Timer, sets: list[list[Any]]) -> dict[str, Any]:
-    """torch.compile's absence or failure is a fact to report, not an error of the request."""
+def _compile(task: Task, model: torch.nn.Module, sets: list[list[Any]],
+             device: torch.device) -> tuple[Optional[Callable[..., Any]], dict[str, Any]]:
+    """The compiled model, run once (that is when it compiles), and what to report of it.
+    torch.compile's absence or failure is a fact to report, not an error of the request."""
     if not hasattr(torch, "compile"):
-        return {"error": {"code": "compile_unavailable", "message": f"torch {torch.__version__} has no torch.compile"}}
+        return None, {"error": {"code": "compile_unavailable", "message": f"torch {torch.__version__} has no torch.compile"}}
     try:
         compiled = torch.compile(model)
         t0 = time.perf_counter()
         with torch.no_grad():
             compiled(*sets[0])
-        if timer.device.type == "cuda":
+        if device.type == "cuda":
             torch.cuda.synchronize()
-        compile_s = time.perf_counter() - t0
-        stats = timer.measure(compiled, sets)
     except Exception as exc:
         if is_sticky_cuda_error(exc):
             raise from_exception("cuda_sticky_error", exc, (task.path,), "torch.compile baseline") from exc
-        err: HarnessError = from_exception("compile_failed", exc, (task.path,), "torch.compile")
-        return {"error": err.to_json()}
-    return {**stats.to_json(), "compileSeconds": compile_s}
+        return None, {"error": from_exception("compile_failed", exc, (task.path,), "torch.compile").to_json()}
+    return compiled, {"compileSeconds": time.perf_counter() - t0}

@@ -1,13 +1,17 @@
-"""The one timer used for eager, torch.compile and candidates (design §7): warm-up, L2 flushed
-before each iteration, CUDA events with a device-wide synchronize before the end event (so work
-on any stream is counted), inputs rotated among several sets, median and spread.
+"""The one timer used for eager, torch.compile and candidates (design §7, §12): warm-up, L2 flushed
+before each sample, CUDA events with a device-wide synchronize before the end event (so work on
+any stream is counted), inputs rotated among several sets, median and spread.
+
+Functions compared are timed side by side: each round runs every one of them once, in an order
+that rotates, so drift in clocks, temperature and host state between two measurements taken
+seconds apart (measured on an H100: 10% on a 100 µs GEMM, the same kernel both times) falls on
+all of them alike and their ratio compares work.
 
 The synchronize costs: the end event is enqueued only once the host wakes from it, so every
-sample carries a constant of its own (22 µs on an H100 for a function that does nothing, a third
-of a 4096x4096 ReLU). That floor is measured with the same protocol in every measurement, right
-after its warm-up (so in the GPU state its samples see: a floor taken while the GPU idled read
-higher and erased a 15 µs eager reduction), and taken off each sample, so ratios compare the
-work and not the timer; the raw median and the floor are kept beside.
+sample carries a constant of its own (15-23 µs on an H100 for a function that does nothing, a
+third of a 4096x4096 ReLU). A function that does nothing runs in every round beside the others;
+the median of its samples, the floor, is taken off each sample, so ratios compare the work and
+not the timer. The raw median and the floor are kept beside.
 
 The timing primitives are bound when this module is imported, before any candidate is loaded,
 so a candidate that patches torch.cuda.Event or time.perf_counter cannot change our numbers
@@ -70,6 +74,9 @@ class TimingStats:
 # reaching zero (a candidate that does no work is caught by the roofline and correctness checks).
 _MIN_SAMPLE_MS = 1e-4
 
+# The name the floor's samples go by among the functions of a round.
+_FLOOR = "\0floor"
+
 
 def _stats(samples: list[float], input_sets: int, method: str, floor_ms: float = 0.0) -> TimingStats:
     raw = statistics.median(samples)
@@ -77,6 +84,13 @@ def _stats(samples: list[float], input_sets: int, method: str, floor_ms: float =
     q = lambda f: s[min(len(s) - 1, int(f * (len(s) - 1) + 0.5))]  # noqa: E731
     return TimingStats(statistics.median(s), statistics.fmean(s), s[0], s[-1], q(0.1), q(0.9),
                        statistics.pstdev(s), len(s), input_sets, method, floor_ms, raw)
+
+
+def round_order(names: list[str], i: int) -> list[str]:
+    """Round i starts at the i-th function: each runs first, and right after the flush of its
+    own L2 and the previous function's work, equally often."""
+    k = i % len(names)
+    return names[k:] + names[:k]
 
 
 class Timer:
@@ -88,46 +102,65 @@ class Timer:
             props = torch.cuda.get_device_properties(device)
             l2 = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
             # Twice the L2 so no line of the previous iteration survives the flush.
-            self._flush_buffer = torch.empty(2 * l2 // 4, dtype=torch.float32, device=device)
+            self._flush_buffer = torch.zeros(2 * l2 // 4, dtype=torch.float32, device=device)
 
     def _flush(self) -> None:
+        # Read, not written: a flush by zero_() leaves the L2 full of dirty lines, and whatever
+        # is timed next pays for writing them back (measured on an H100: 10 µs on a 45 µs
+        # reduction, eager's and ours alike). Reading leaves clean lines; the previous sample's
+        # dirty lines are written back here, before the start event.
         if self._flush_buffer is not None:
-            self._flush_buffer.zero_()
+            self._flush_buffer.sum()
 
     def measure(self, fn: Callable[..., Any], input_sets: list[list[Any]]) -> TimingStats:
         """Time `fn(*inputs)` rotating over `input_sets`."""
+        return self.measure_side_by_side({"fn": fn}, input_sets)["fn"]
+
+    def measure_side_by_side(self, fns: dict[str, Callable[..., Any]],
+                             input_sets: list[list[Any]]) -> dict[str, TimingStats]:
+        """Time each of `fns` on the same inputs, interleaved round by round with each other and
+        with a function that does nothing (the floor)."""
         cfg = self.config
-        n = len(input_sets)
         with _no_grad():
             if self.device.type != "cuda":
-                return self._measure_cpu(fn, input_sets)
+                return {name: self._measure_cpu(fn, input_sets) for name, fn in fns.items()}
+            n = len(input_sets)
             t0 = _perf_counter()
             for i in range(max(1, cfg.warmup)):
-                fn(*input_sets[i % n])
+                for fn in fns.values():
+                    fn(*input_sets[i % n])
             _synchronize()
-            per_iter = (_perf_counter() - t0) / max(1, cfg.warmup)
-            iters = max(cfg.min_iterations, min(cfg.iterations, int(cfg.max_seconds / max(per_iter, 1e-6))))
-            floor = self.floor_ms()
-            samples = self._samples(fn, input_sets, iters)
-        method = "cuda_events_device_sync_l2_flush" if self._flush_buffer is not None else "cuda_events_device_sync"
-        return _stats(samples, n, method + "_minus_floor", floor)
+            per_round = (_perf_counter() - t0) / max(1, cfg.warmup)
+            budget = cfg.max_seconds * len(fns)
+            iters = max(cfg.min_iterations, min(cfg.iterations, int(budget / max(per_round, 1e-6))))
+            named = {_FLOOR: (lambda: None, [[]]), **{name: (fn, input_sets) for name, fn in fns.items()}}
+            samples = self._rounds(named, iters)
+        floor = statistics.median(samples.pop(_FLOOR))
+        method = ("cuda_events_device_sync_l2_flush" if self._flush_buffer is not None else "cuda_events_device_sync") + \
+            "_minus_floor_interleaved"
+        return {name: _stats(s, n, method, floor) for name, s in samples.items()}
 
     def floor_ms(self) -> float:
         """What the protocol reports now for a function that does nothing (median of 100)."""
         with _no_grad():
-            return statistics.median(self._samples(lambda: None, [[]], 100))
+            return statistics.median(self._rounds({_FLOOR: (lambda: None, [[]])}, 100)[_FLOOR])
 
-    def _samples(self, fn: Callable[..., Any], input_sets: list[list[Any]], iters: int) -> list[float]:
-        n = len(input_sets)
-        pairs = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(iters)]
-        for i, (start, end) in enumerate(pairs):
-            self._flush()
-            _event_record(start)
-            fn(*input_sets[i % n])
-            _synchronize()  # device-wide: side-stream work finishes inside the timed region
-            _event_record(end)
+    def _rounds(self, named: dict[str, tuple[Callable[..., Any], list[list[Any]]]], iters: int) -> dict[str, list[float]]:
+        """`iters` rounds; round i runs every function once, starting at the i-th (mod count), on
+        its i-th input set."""
+        names = list(named)
+        pairs = {name: [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(iters)] for name in names}
+        for i in range(iters):
+            for name in round_order(names, i):
+                fn, sets = named[name]
+                start, end = pairs[name][i]
+                self._flush()
+                _event_record(start)
+                fn(*sets[i % len(sets)])
+                _synchronize()  # device-wide: side-stream work finishes inside the timed region
+                _event_record(end)
         _synchronize()
-        return [_event_elapsed(s, e) for s, e in pairs]
+        return {name: [_event_elapsed(s, e) for s, e in pairs[name]] for name in names}
 
     def _measure_cpu(self, fn: Callable[..., Any], input_sets: list[list[Any]]) -> TimingStats:
         cfg = self.config

@@ -24,7 +24,7 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 TEST(Coder, ArgmaxWritesInt64IndicesAndChecksTheirDtype) {
   const std::string cu = cudaOf("31_argmax_lastdim");
-  EXPECT_TRUE(has(cu, "blockArgReduce<true>"));
+  EXPECT_TRUE(has(cu, "ArgReduce<true>"));
   EXPECT_TRUE(has(cu, "long long* out0"));
   EXPECT_TRUE(has(cu, "kDtype[] = {0, 5}"));  // float32 input, int64 output
   EXPECT_TRUE(has(pythonOf("31_argmax_lastdim"), "dtype=torch.int64"));
@@ -51,7 +51,36 @@ TEST(Coder, AFullReductionSplitsAcrossBlocksWithALastBlockCombine) {
 }
 
 TEST(Coder, ManyRowsKeepOneBlockPerRow) {
-  EXPECT_FALSE(has(cudaOf("19_sum_lastdim"), "_count["));
+  const std::string cu = cudaOf("19_sum_lastdim");
+  EXPECT_FALSE(has(cu, "_count["));
+  EXPECT_TRUE(has(cu, "row += gridDim.x"));
+  // The stride is the launch's block as a constant, so the loads of four chunks unroll.
+  EXPECT_TRUE(has(cu, "#pragma unroll 4\n    for (int64_t c = threadIdx.x; c < (int64_t)4096LL / VEC; c += (int64_t)256LL)"));
+}
+
+TEST(Coder, ShortRowsTakeAWarpEachAndCombineByShufflesAlone) {
+  // argmax over [16384, 1024]: eight rows per block of 256 threads, no barrier.
+  const std::string cu = cudaOf("31_argmax_lastdim");
+  EXPECT_TRUE(has(cu, "row = blockIdx.x * (int64_t)8LL + (threadIdx.x >> 5)"));
+  EXPECT_TRUE(has(cu, "warpArgReduce<true>(acc1, acci1)"));
+  EXPECT_TRUE(has(cu, "if (lane == 0) out0[row] = idx1"));
+  EXPECT_TRUE(has(cu, "k0_kernel<4><<<2048, 256, 0, stream>>>"));
+  EXPECT_FALSE(has(cu, "__syncthreads();\n    const float red"));
+  EXPECT_FALSE(has(cu, "blockArgReduce<true>(acc"));
+}
+
+TEST(Coder, FewLongRowsWithDependentReductionsRunAsStagesOfSplitRows) {
+  // group norm over [16,64,128,128]: 128 rows of 131072. The mean, then the variance around it,
+  // each over 5 blocks per row combined by the row's last block; then the normalized output.
+  const std::string cu = cudaOf("43_group_norm");
+  EXPECT_TRUE(has(cu, "__device__ float k0_red[256]"));
+  EXPECT_TRUE(has(cu, "k0_s0_kernel<4><<<640, 256, 0, stream>>>(in0, in1, in2, out0);\n"
+                      "    k0_s1_kernel<4><<<640, 256, 0, stream>>>(in0, in1, in2, out0);\n"
+                      "    k0_s2_kernel<4><<<640, 256, 0, stream>>>(in0, in1, in2, out0);"));
+  EXPECT_TRUE(has(cu, "if (threadIdx.x == 0) k0_red[row * (int64_t)2LL + 0] = red1f;"));
+  // The variance stage reads the mean its predecessor left.
+  EXPECT_TRUE(has(cu, "const float red1 = k0_red[row * (int64_t)2LL + 0];\n  const float v3 = (red1 / (131072.0f));"));
+  EXPECT_TRUE(has(cu, "for (int64_t c = split * (int64_t)256LL + threadIdx.x; c < (int64_t)131072LL / VEC; c += (int64_t)1280LL)"));
 }
 
 TEST(Coder, AColumnReductionSplitsTheReducedDimOverRowGroupsCombinedInOrder) {
