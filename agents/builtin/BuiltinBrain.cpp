@@ -106,18 +106,22 @@ std::optional<std::size_t> BuiltinBrain::chooseVariant(const std::optional<loop:
   if (untried.empty()) return std::nullopt;
   if (!last || !last->verifier) return untried.front();
   const std::string& category = last->verifier->category;
-  // At the bandwidth ceiling the fused whole forward already moves each byte once; a launch
-  // variant only reshuffles the same traffic, so the search ends with what it has.
-  if (category == "memory_bound_at_ceiling" || category == "memory_floor_reached") return std::nullopt;
   auto best = [&](auto key) {
     return *std::max_element(untried.begin(), untried.end(), [&](std::size_t a, std::size_t b) {
       return key(all[a]) < key(all[b]) || (key(all[a]) == key(all[b]) && a > b);  // ties: the listed order
     });
   };
+  auto moreInFlight = [](const Variant& v) { return v.vec * v.items; };
+  // At the bandwidth ceiling the fused whole forward already moves each byte once; a launch
+  // variant only reshuffles the same traffic, so the search ends with what it has, unless eager
+  // moves the same bytes faster (mish at 90% of the floor, eager's kernel at 100%): then more
+  // bytes in flight per thread.
+  if (category == "memory_bound_at_ceiling" || category == "memory_floor_reached")
+    return last->speedupEager && *last->speedupEager < 1.0 ? std::optional(best(moreInFlight)) : std::nullopt;
   // Too few bytes in flight: more vector chunks per thread first.
   if (category == "below_memory_floor" || category == "stall_long_scoreboard" ||
       category.ends_with("_bound_below_ceiling"))
-    return best([](const Variant& v) { return v.vec * v.items; });
+    return best(moreInFlight);
   // Fewer blocks than SMs: the most blocks, i.e. the least work per block.
   if (category == "grid_too_small") return best([](const Variant& v) { return -v.block * v.vec * v.items; });
   // Blocks per SM capped by the block limit: larger blocks.

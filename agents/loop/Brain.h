@@ -28,6 +28,7 @@ struct Feedback {
   std::optional<std::string> bound;      // the hottest kernel's: memory | compute | latency (needs ncu)
   std::optional<double> achievedPct;     // of that bound's measured ceiling
   std::optional<double> floorFraction;   // roofline floor / measured median, from the harness's timing
+  std::optional<double> speedupEager;    // eager's median / this candidate's, timed side by side
 };
 
 struct BrainPlan {

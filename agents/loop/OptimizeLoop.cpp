@@ -182,6 +182,7 @@ private:
     event.candidate.speedupEager = number(timing, "speedup_vs_eager");
     event.candidate.speedupCompile = number(timing, "speedup_vs_compile");
     if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");
+    fb.speedupEager = event.candidate.speedupEager;
     context_.emit(event);
     if (!fb.passed) {
       std::vector<profiling::FailedCheck> failed;

@@ -58,6 +58,16 @@ TEST_F(Refine, AtTheBandwidthCeilingTheSearchEnds) {
   ASSERT_NE(next(std::nullopt), "");
   EXPECT_EQ(next(verified("memory_bound_at_ceiling")), "");
   EXPECT_EQ(next(verified("memory_floor_reached")), "");
+  auto asFast = verified("memory_bound_at_ceiling");
+  asFast.speedupEager = 1.0;
+  EXPECT_EQ(next(asFast), "");
+}
+
+TEST_F(Refine, AtTheCeilingButSlowerThanEagerMoreBytesPerThreadComeNext) {
+  ASSERT_NE(next(std::nullopt), "");
+  auto slower = verified("memory_bound_at_ceiling");
+  slower.speedupEager = 0.9;
+  EXPECT_EQ(next(slower), (Variant{256, 4, 4}.name()));
 }
 
 TEST_F(Refine, BelowTheFloorMoreBytesPerThreadComeFirst) {
