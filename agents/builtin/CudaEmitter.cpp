@@ -63,10 +63,8 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   if (fn == "elu") return "sc_elu(" + x + ", " + P(0) + ", " + P(1) + ", " + P(2) + ")";
   if (fn == "leaky_relu") return "(" + x + " > 0.0f ? " + x + " : " + x + " * " + P(0) + ")";
   if (fn == "hardtanh") return "fminf(fmaxf(" + x + ", " + P(0) + "), " + P(1) + ")";
-  // Times the reciprocal, not a division (within an ulp): the division cost hardswish 4% of a
-  // memory-bound pass over 256 MB on an H100.
-  if (fn == "hardsigmoid") return "(fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f))";
-  if (fn == "hardswish") return "(" + x + " * (fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f)))";
+  if (fn == "hardsigmoid") return "(fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
+  if (fn == "hardswish") return "(" + x + " * fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
   if (fn == "clamp") {
     std::string e = x;
     if (p.at(0) != 0) e = "fmaxf(" + e + ", " + P(1) + ")";
