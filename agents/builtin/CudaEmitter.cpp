@@ -165,8 +165,7 @@ public:
     } else if (k_.inner() == 1) {
       if (rowSplits() > 1 && onePass()) splitRows(out);
       else if (rowSplits() > 1) stagedRows(out);
-      else if (warpPerRow()) warpRows(out);
-      else rows(out);
+      else rows(out, warpPerRow());
     } else {
       columns(out);
     }
@@ -529,32 +528,19 @@ private:
     }
   }
 
-  void rows(std::ostream& o) {
-    const int64_t rowsCount = k_.outer(), R = k_.reduced();
-    o << kernelHead();
-    declareScratch(o);
-    o << "  for (int64_t row = blockIdx.x; row < " << i64(rowsCount) << "; row += gridDim.x) {\n"
-      << "    const int64_t rowBase = row * " << i64(R) << ";\n"
-      << "    { const int64_t lin = rowBase; (void)lin;\n";
-    Scope row;
-    const std::string ind = "    ";
-    for (int r : reductions()) {
-      accumulate(o, row, r, "threadIdx.x", variant_.block, ind);
-      combine(o, r, ind);
-      hoistRowValues(o, row, r, ind);
-    }
-    writeRowOutputs(o, row, "row", ind, "threadIdx.x == 0");
-    if (!fullOutputs().empty()) {
-      o << ind << "#pragma unroll 4\n"
-        << ind << "for (int64_t c = threadIdx.x; c < " << i64(R) << " / VEC; c += " << i64(variant_.block) << ") {\n"
-        << ind << "  const int64_t base = rowBase + c * VEC;\n";
-      declareOutLanes(o, ind + "  ");
-      laneBody(o, fullOutputs(), row, ind + "  ",
-               [&](std::ostream& os, const auto& names, const std::string& in2) { sinkOutputs(os, names, in2); },
-               [&](std::ostream& os, const std::string& in2) { storeOutputs(os, in2); });
-      o << ind << "}\n";
-    }
-    o << "    }\n  }\n}\n";
+  // The pass that writes the full-size outputs of the row at `rowBase`: chunks `first, first +
+  // stride, ...`, the stride a constant so the loop unrolls.
+  void writeFullOutputs(std::ostream& o, Scope& row, const std::string& first, int64_t stride, int unroll,
+                        const std::string& ind) {
+    if (fullOutputs().empty()) return;
+    o << ind << "#pragma unroll " << unroll << "\n"
+      << ind << "for (int64_t c = " << first << "; c < " << i64(k_.reduced()) << " / VEC; c += " << i64(stride) << ") {\n"
+      << ind << "  const int64_t base = rowBase + c * VEC;\n";
+    declareOutLanes(o, ind + "  ");
+    laneBody(o, fullOutputs(), row, ind + "  ",
+             [&](std::ostream& os, const auto& names, const std::string& in2) { sinkOutputs(os, names, in2); },
+             [&](std::ostream& os, const std::string& in2) { storeOutputs(os, in2); });
+    o << ind << "}\n";
   }
 
   // Short rows (up to 1024 elements, at most eight 16-byte chunks per lane): a warp per row,
@@ -562,31 +548,31 @@ private:
   // argmax over [16384,1024] took 42 µs against eager's 30 (H100).
   bool warpPerRow() const { return k_.reduced() <= 1024; }
 
-  void warpRows(std::ostream& o) {
+  // A block per row (or with `warp`, a warp per row), rows striding over the grid.
+  void rows(std::ostream& o, bool warp) {
     const int64_t rowsCount = k_.outer(), R = k_.reduced(), warps = variant_.block / 32;
-    o << kernelHead() << "  const int lane = threadIdx.x & 31;\n"
-      << "  for (int64_t row = blockIdx.x * " << i64(warps) << " + (threadIdx.x >> 5); row < " << i64(rowsCount)
-      << "; row += (int64_t)gridDim.x * " << i64(warps) << ") {\n"
-      << "    const int64_t rowBase = row * " << i64(R) << ";\n"
+    o << kernelHead();
+    if (warp) {
+      o << "  const int lane = threadIdx.x & 31;\n"
+        << "  for (int64_t row = blockIdx.x * " << i64(warps) << " + (threadIdx.x >> 5); row < " << i64(rowsCount)
+        << "; row += (int64_t)gridDim.x * " << i64(warps) << ") {\n";
+    } else {
+      declareScratch(o);
+      o << "  for (int64_t row = blockIdx.x; row < " << i64(rowsCount) << "; row += gridDim.x) {\n";
+    }
+    o << "    const int64_t rowBase = row * " << i64(R) << ";\n"
       << "    { const int64_t lin = rowBase; (void)lin;\n";
     Scope row;
-    const std::string ind = "    ";
+    const std::string ind = "    ", first = warp ? "lane" : "threadIdx.x";
+    const int64_t stride = warp ? 32 : variant_.block;
+    const int unroll = warp ? 8 : 4;
     for (int r : reductions()) {
-      accumulate(o, row, r, "lane", 32, ind, 8);
-      combine(o, r, ind, true);
+      accumulate(o, row, r, first, stride, ind, unroll);
+      combine(o, r, ind, warp);
       hoistRowValues(o, row, r, ind);
     }
-    writeRowOutputs(o, row, "row", ind, "lane == 0");
-    if (!fullOutputs().empty()) {
-      o << ind << "#pragma unroll 8\n"
-        << ind << "for (int64_t c = lane; c < " << i64(R) << " / VEC; c += 32) {\n"
-        << ind << "  const int64_t base = rowBase + c * VEC;\n";
-      declareOutLanes(o, ind + "  ");
-      laneBody(o, fullOutputs(), row, ind + "  ",
-               [&](std::ostream& os, const auto& names, const std::string& in2) { sinkOutputs(os, names, in2); },
-               [&](std::ostream& os, const std::string& in2) { storeOutputs(os, in2); });
-      o << ind << "}\n";
-    }
+    writeRowOutputs(o, row, "row", ind, first + " == 0");
+    writeFullOutputs(o, row, first, stride, unroll, ind);
     o << "    }\n  }\n}\n";
   }
 
@@ -730,17 +716,7 @@ private:
     loadRowResults(o, reds, nred, ind);
     hoistRowValues(o, row, reds.empty() ? -1 : reds.back(), ind);
     writeRowOutputs(o, row, "row", ind, "split == 0 && threadIdx.x == 0");
-    if (!fullOutputs().empty()) {
-      o << ind << "#pragma unroll 4\n"
-        << ind << "for (int64_t c = " << splitChunk() << "; c < " << i64(k_.reduced()) << " / VEC; c += "
-        << i64(S * variant_.block) << ") {\n"
-        << ind << "  const int64_t base = rowBase + c * VEC;\n";
-      declareOutLanes(o, ind + "  ");
-      laneBody(o, fullOutputs(), row, ind + "  ",
-               [&](std::ostream& os, const auto& names, const std::string& in2) { sinkOutputs(os, names, in2); },
-               [&](std::ostream& os, const std::string& in2) { storeOutputs(os, in2); });
-      o << ind << "}\n";
-    }
+    writeFullOutputs(o, row, splitChunk(), S * variant_.block, 4, ind);
     o << "  }\n}\n";
   }
 
