@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from .environment_info import gpu_name
-from .errors import HarnessError, from_exception, is_sticky_cuda_error
+from .errors import from_exception, is_sticky_cuda_error
 from .task_loader import Task
 from .timer import Timer, TimerConfig
 
