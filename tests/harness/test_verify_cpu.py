@@ -34,7 +34,13 @@ class VerifyCpuTest(unittest.TestCase):
         self.assertEqual(len(v["trials"]), 6)
         self.assertEqual(v["trials"][-1]["distribution"], "randn*3+0.5")
         self.assertEqual((v["tolerance"]["atol"], v["tolerance"]["rtol"]), (1e-4, 1e-4))
-        self.assertGreater(v["timing"]["candidate"]["median_ms"], 0)
+        t = v["timing"]
+        self.assertGreater(t["candidate"]["median_ms"], 0)
+        # Eager is timed again beside the candidate; the speedup is that pair's ratio, and the
+        # baseline's own eager timing is kept apart.
+        self.assertIn("baseline_eager", t)
+        self.assertAlmostEqual(t["speedup_vs_eager"], t["eager"]["median_ms"] / t["candidate"]["median_ms"])
+        self.assertIsNone(t["speedup_vs_compile"])  # compileBaseline=False
         self.assertLess(v["ground_truth"]["candidate_max_abs_err"][0], 1e-5)
 
     def test_cpu_runnable_cheats_are_rejected_for_the_right_reason(self) -> None:
