@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the tasks named by SEL (globs under bench/tasks, e.g. "level1/5[4-9]_* level3/*") through
 # bench/run_bench.sh on a folder of links, resuming: on a machine that stops commands after 10
-# minutes, the tasks that matter run first and the next call goes on. RESUME_FROM seeds a fresh
+# minutes, the tasks that matter run first and the next call goes on. The bench runs what it is
+# given in level and name order, so name one priority group per call. RESUME_FROM seeds a fresh
 # machine's results (a results.json brought along); SAVE receives results.json and results.md
 # after each call (the device tool's $OUT). LIMIT caps the whole call, DEADLINE the bench.
 #   SEL="level2/7*" RESUME_FROM=.carry/suite/results.json SAVE=$OUT bash bench/run_selected.sh
@@ -11,9 +12,17 @@ out=build-gpu/suite
 links=$(mktemp -d)
 mkdir -p "$out" "$links/level1" "$links/level2" "$links/level3"
 if [ ! -f "$out/results.json" ] && [ -n "${RESUME_FROM:-}" ] && [ -f "$RESUME_FROM" ]; then cp "$RESUME_FROM" "$out/"; fi
+# Tasks already in the results are left out of the folder too, so torch.compile's warm-up
+# (run_bench.sh) spends the call's minutes only on the tasks still to run.
+done_tasks=$(python3 -c 'import json, sys
+try: print("\n".join(r["task"] for r in json.load(open(sys.argv[1]))["results"]))
+except (OSError, ValueError, KeyError): pass' "$out/results.json")
 for g in ${SEL:?name the tasks, e.g. SEL=\"level1/0*\"}; do
   for f in bench/tasks/$g; do
-    [ -f "$f" ] && ln -sf "$PWD/$f" "$links/$(basename "$(dirname "$f")")/$(basename "$f")"
+    task="$(basename "$(dirname "$f")")/$(basename "$f" .py)"
+    if [ -f "$f" ] && ! grep -qx "$task" <<< "$done_tasks"; then
+      ln -sf "$PWD/$f" "$links/$task.py"
+    fi
   done
 done
 OUT=$out TASKS=$links timeout "${LIMIT:-560}" bash bench/run_bench.sh --resume --deadline "${DEADLINE:-330}" --timeout 100 \
