@@ -1,8 +1,9 @@
 // Emission of one fused kernel; see CudaEmitter.h. Values are emitted as `const float vN`
 // statements in the scope that needs them: per element inside the loops, per row after each
 // reduction (row statistics are computed once, not per element). Kernel shapes: flat, rows
-// (one block per row, or several with a last-block combine when rows are few), columns, row
-// and column scans; pooling windows are device functions any shape can call.
+// (a warp or a block per row; several blocks per row with a last-block combine when rows are
+// few, as one kernel per reduction when they depend on each other), columns, row and column
+// scans; pooling windows are device functions any shape can call.
 #include "agents/builtin/CudaEmitter.h"
 
 #include <cmath>
@@ -165,7 +166,7 @@ public:
     } else if (k_.inner() == 1) {
       if (rowSplits() > 1 && onePass()) splitRows(out);
       else if (rowSplits() > 1) stagedRows(out);
-      else rows(out, warpPerRow());
+      else rows(out, warpPerRow(k_));
     } else {
       columns(out);
     }
@@ -543,11 +544,6 @@ private:
     o << ind << "}\n";
   }
 
-  // Short rows (up to 1024 elements, at most eight 16-byte chunks per lane): a warp per row,
-  // combined by shuffles alone. A block per row spent more on its barriers than on the row:
-  // argmax over [16384,1024] took 42 µs against eager's 30 (H100).
-  bool warpPerRow() const { return k_.reduced() <= 1024; }
-
   // A block per row (or with `warp`, a warp per row), rows striding over the grid.
   void rows(std::ostream& o, bool warp) {
     const int64_t rowsCount = k_.outer(), R = k_.reduced(), warps = variant_.block / 32;
@@ -899,7 +895,7 @@ private:
     } else if (k_.inner() == 1) {
       canVector = canVector && k_.reduced() % 4 == 0;
       const int64_t S = rowSplits();
-      const int64_t rowBlocks = warpPerRow() ? (k_.outer() + block / 32 - 1) / (block / 32) : k_.outer();
+      const int64_t rowBlocks = warpPerRow(k_) ? (k_.outer() + block / 32 - 1) / (block / 32) : k_.outer();
       grid4 = grid1 = std::to_string(S > 1 ? k_.outer() * S : std::min<int64_t>(rowBlocks, 1 << 30));
       if (S > 1 && !onePass()) {
         stages.clear();
@@ -931,6 +927,10 @@ private:
 };
 
 }  // namespace
+
+// Short rows combine by shuffles alone. A block per row spent more on its barriers than on the
+// row: argmax over [16384,1024] took 42 µs against eager's 30 (H100).
+bool warpPerRow(const FusedKernel& kernel) { return kernel.reduced() <= 1024; }
 
 std::string Variant::name() const {
   return "b" + std::to_string(block) + "v" + std::to_string(vec) + "i" + std::to_string(items);

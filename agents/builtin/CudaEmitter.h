@@ -1,4 +1,4 @@
-// CUDA source for one FusedKernel: the device kernel (flat elementwise, row reduction with
+// CUDA source for one FusedKernel: the device kernel(s) (flat elementwise, row reduction with
 // warp shuffles, or column reduction) and a host launcher on the caller's stream. Shapes are
 // baked in as constants (the captured graph's), so index arithmetic divides by constants; the
 // launcher picks 16-byte vector accesses when every contiguous pointer is aligned.
@@ -27,6 +27,10 @@ struct EmittedKernel {
 // `slots`: the ABI slot of each tensor id the kernel reads or writes.
 EmittedKernel emitKernel(const FusedKernel& kernel, const std::string& name, const Variant& variant,
                          const std::map<std::string, int>& slots);
+
+// A row reduction (inner() == 1) whose rows are short enough (up to 1024 elements, eight 16-byte
+// chunks per lane) to take a warp each rather than a block.
+bool warpPerRow(const FusedKernel& kernel);
 
 // A float constant as CUDA source, exact to float precision, NaN and infinities included.
 std::string floatLiteral(double v);

@@ -6,6 +6,7 @@
 // next generated kernel, which reads the library's output once.
 #include "agents/builtin/Planner.h"
 
+#include "agents/builtin/CudaEmitter.h"
 #include "agents/builtin/KernelBuilder.h"
 
 #include <algorithm>
@@ -41,8 +42,10 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
   int passes = 0;
   for (const auto& v : k.values) passes += v.op == ValueOp::Reduce;
   if (k.inner() == 1)
-    return "row reduction: one block per row, warp-shuffle reductions, " + std::to_string(passes) +
-           " reduction pass(es) re-reading the row from L1/L2, then one write pass";
+    return std::string("row reduction: ") +
+           (warpPerRow(k) ? "a warp per row, shuffle reductions" : "one block per row, warp-shuffle and block reductions") +
+           " (several blocks per row, combined in a fixed order, when rows are too few to fill the GPU), " +
+           std::to_string(passes) + " reduction pass(es) re-reading the row from L1/L2, then one write pass";
   return "column reduction: 32 neighbouring outputs per block, the reduced dim split over row groups that combine "
          "in a fixed order, loads coalesced across the kept inner dims";
 }
