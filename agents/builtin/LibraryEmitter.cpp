@@ -310,38 +310,38 @@ static int sc_conv_desc(cudnnConvolutionDescriptor_t* d, const sc_conv_shape* s,
 // cuDNN's Find for `desc` on these buffers (up to 256 MiB of workspace): the fastest algorithm of
 // math type `math`, less the FFT algorithms. They fork onto cuDNN's own streams (a captured graph
 // then runs them as parallel branches), which the verifier cannot tell from side-stream work
-// (seen on an H100: a ResNet block's 3x3 convolutions). Returns its time, negative if none.
-static float sc_conv_find(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, cudnnMathType_t math,
+// (seen on an H100: a ResNet block's 3x3 convolutions). False if no algorithm qualifies.
+static bool sc_conv_find(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, cudnnMathType_t math,
                           const float* x, const float* w, float* y, int* algo, size_t* workspace) {
   const size_t search = (size_t)256 << 20;
-  if (sc_reserve_workspace(search) != 0) return -1.0f;
+  if (sc_reserve_workspace(search) != 0) return false;
   int returned = 0;
   if (s->transposed) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     if (cudnnFindConvolutionBackwardDataAlgorithmEx(sc_dnn, c->w, w, c->in, x, desc, c->out, y,
                                                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf,
                                                     sc_workspace, search) != CUDNN_STATUS_SUCCESS)
-      return -1.0f;
+      return false;
     for (int i = 0; i < returned; ++i)
       if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == math &&
           perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING) {
         *algo = (int)perf[i].algo, *workspace = perf[i].memory;
-        return perf[i].time;
+        return true;
       }
   } else {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     if (cudnnFindConvolutionForwardAlgorithmEx(sc_dnn, c->in, x, c->w, w, desc, c->out, y,
                                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, sc_workspace,
                                                search) != CUDNN_STATUS_SUCCESS)
-      return -1.0f;
+      return false;
     for (int i = 0; i < returned; ++i)
       if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == math &&
           perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING) {
         *algo = (int)perf[i].algo, *workspace = perf[i].memory;
-        return perf[i].time;
+        return true;
       }
   }
-  return -1.0f;
+  return false;
 }
 
 // fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data), the
@@ -362,7 +362,7 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   SC_DNN(cudnnCreateFilterDescriptor(&c->w));
   SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->nd, w_slice));
   if ((st = sc_conv_desc(&c->conv, s, CUDNN_FMA_MATH)) != 0) return st;
-  if (sc_conv_find(c, s, c->conv, CUDNN_FMA_MATH, x, w, y, &c->algo, &c->workspace) < 0.0f) {
+  if (!sc_conv_find(c, s, c->conv, CUDNN_FMA_MATH, x, w, y, &c->algo, &c->workspace)) {
     fprintf(stderr, "cuDNN: no fp32 (FMA) algorithm for this convolution\n");
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
   }
@@ -533,7 +533,7 @@ static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, co
   float* w_hi = t->parts + 2 * t->x_n;
   ok = ok && sc_split(x, x_hi, x_hi + t->x_n, t->x_n, stream) == 0 &&
        sc_split(w, w_hi, w_hi + t->w_n, t->w_n, stream) == 0 && sc_conv_desc(&t->conv, s, CUDNN_TENSOR_OP_MATH) == 0 &&
-       sc_conv_find(c, s, t->conv, CUDNN_TENSOR_OP_MATH, x_hi, w_hi, y, &t->algo, &t->workspace) >= 0.0f;
+       sc_conv_find(c, s, t->conv, CUDNN_TENSOR_OP_MATH, x_hi, w_hi, y, &t->algo, &t->workspace);
   if (ok) {
     const float fp32_ms = sc_median_ms(
         [&] { return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream); }, stream);
