@@ -68,7 +68,8 @@ export interface JobFinishedParams {
 }
 
 /** Lower precisions a job may allow (PROTOCOL.md, stitchcuda/optimize). */
-export type Precision = 'tf32' | 'fp16' | 'bf16';
+export const PRECISIONS = ['tf32', 'fp16', 'bf16'] as const;
+export type Precision = (typeof PRECISIONS)[number];
 
 export interface OptimizeParams {
   textDocument: { uri: string };

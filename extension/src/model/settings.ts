@@ -2,7 +2,7 @@
 // binary is, how it is started, and the stitchcuda/optimize request. Pure: no 'vscode'
 // import; extension.ts reads the configuration and passes it in.
 
-import { OptimizeParams, Precision } from './protocol';
+import { OptimizeParams, Precision, PRECISIONS } from './protocol';
 
 export type Brain = 'builtin' | 'openai' | 'anthropic';
 
@@ -31,7 +31,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
   const gpu = get('gpu');
   const precisions = get('allowPrecision');
   const allowPrecision = Array.isArray(precisions)
-    ? [...new Set(precisions.filter((p): p is Precision => p === 'tf32' || p === 'fp16' || p === 'bf16'))]
+    ? [...new Set(precisions.filter((p): p is Precision => (PRECISIONS as readonly unknown[]).includes(p)))]
     : [];
   return {
     hostPath: s('hostPath'),
