@@ -7,6 +7,7 @@
 #include "agents/builtin/NodeArgs.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace stitch::agents::builtin {
@@ -322,16 +323,11 @@ Outcome<bool> KernelBuilder::lowerGroupNorm(const Node& node) {
   return true;
 }
 
-// Max/avg pooling over the trailing 1–3 dims: the iteration space is the pooled output, each
-// element reads its window of the (external) input. It opens its kernel; what follows fuses.
-Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
-  if (!kernel_.shape.empty()) return Failure{node.where() + ": pooling opens its own kernel"};
-  const Argument* a = node.arg("self");
-  if (!a || !a->tensor) return Failure{node.where() + ": pooling without an input tensor"};
-  const TensorInfo* x = graph_->tensor(*a->tensor);
-  const TensorInfo* out = graph_->tensor(node.outputs[0]);
+// The window of a max/avg pooling node over the trailing 1–3 dims of `x`.
+Outcome<PoolSpec> KernelBuilder::poolSpec(const Node& node, const std::string& b, const TensorInfo& x,
+                                          const TensorInfo& out) const {
   const std::size_t r = b.find("1d") != std::string::npos ? 1 : b.find("2d") != std::string::npos ? 2 : 3;
-  if (x->shape.size() != out->shape.size() || x->shape.size() < r)
+  if (x.shape.size() != out.shape.size() || x.shape.size() < r)
     return Failure{node.where() + ": pooling input and output ranks differ"};
   PoolSpec spec;
   spec.max = b.rfind("max", 0) == 0;
@@ -343,14 +339,108 @@ Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
   spec.divisorOverride = static_cast<int64_t>(number(node, "divisor_override", 0));
   if (spec.kernel.size() != r || spec.stride.size() != r || spec.padding.size() != r || spec.dilation.size() != r)
     return Failure{node.where() + ": pooling window arguments do not match its rank"};
-  const std::size_t lead = x->shape.size() - r;
+  const std::size_t lead = x.shape.size() - r;
   for (std::size_t d = 0; d < lead; ++d)
-    if (x->shape[d] != out->shape[d]) return Failure{node.where() + ": pooling changes a leading dim"};
-  spec.inSize.assign(x->shape.begin() + static_cast<std::ptrdiff_t>(lead), x->shape.end());
-  auto opened = openWindow(node, *x, *out, std::move(spec), nullptr);
-  if (!opened) return opened.error();
+    if (x.shape[d] != out.shape[d]) return Failure{node.where() + ": pooling changes a leading dim"};
+  spec.inSize.assign(x.shape.begin() + static_cast<std::ptrdiff_t>(lead), x.shape.end());
+  return spec;
+}
+
+// The pooling node's input and output tensors.
+Outcome<std::pair<const TensorInfo*, const TensorInfo*>> KernelBuilder::poolTensors(const Node& node) const {
+  const Argument* a = node.arg("self");
+  if (!a || !a->tensor) return Failure{node.where() + ": pooling without an input tensor"};
+  return std::make_pair(graph_->tensor(*a->tensor), graph_->tensor(node.outputs[0]));
+}
+
+void KernelBuilder::bindPoolIndices(const Node& node) {
   for (std::size_t i = 1; i < node.outputs.size(); ++i)
     tensors_[node.outputs[i]] = {-1, node.where() + ": the indices of max pooling are not generated"};
+}
+
+// Max/avg pooling: the iteration space is the pooled output, each element reads its window of
+// the (external) input. It opens its kernel; what follows fuses.
+Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
+  if (!kernel_.shape.empty()) return Failure{node.where() + ": pooling opens its own kernel"};
+  auto io = poolTensors(node);
+  if (!io) return io.error();
+  auto [x, out] = io.value();
+  auto spec = poolSpec(node, b, *x, *out);
+  if (!spec) return spec.error();
+  auto opened = openWindow(node, *x, *out, std::move(spec).value(), nullptr);
+  if (!opened) return opened.error();
+  bindPoolIndices(node);
+  return true;
+}
+
+// The open kernel computes the pooled tensor elementwise over its own shape: its values move into
+// the window's prologue, its inputs become window inputs read at the window's elements, and the
+// kernel iterates over the pooled output. Every tensor it bound is then out of reach.
+Outcome<bool> KernelBuilder::poolOverKernel(const Node& node) {
+  const std::string b = baseName(node.op);
+  if (b.find("pool") == std::string::npos) return Failure{node.where() + ": not a pooling operator"};
+  if (kernel_.shape.empty()) return Failure{node.where() + ": no open kernel computes the pooled tensor"};
+  if (kernel_.reduceBegin >= 0)
+    return Failure{node.where() + ": the open kernel reduces or scans; only an elementwise producer joins a window"};
+  auto io = poolTensors(node);
+  if (!io) return io.error();
+  auto [x, out] = io.value();
+  auto spec = poolSpec(node, b, *x, *out);
+  if (!spec) return spec.error();
+  auto bound = tensors_.find(x->id);
+  if (bound == tensors_.end() || bound->second.value < 0)
+    return Failure{node.where() + ": the pooled tensor is not computed by the open kernel"};
+  const int root = bound->second.value;
+  if (kernel_.shape != x->shape) return Failure{node.where() + ": the open kernel iterates over another shape"};
+  const auto& rootMap = kernel_.values[root].dimMap;
+  for (int d = 0; d < static_cast<int>(x->shape.size()); ++d)
+    if (rootMap.size() != x->shape.size() || rootMap[d] != (x->shape[d] == 1 ? -1 : d))
+      return Failure{node.where() + ": the pooled tensor is a view across the open kernel's dims"};
+  // The producer's values, operands first.
+  std::vector<int> order;
+  std::set<int> seen;
+  std::string refused;
+  std::function<void(int)> visit = [&](int id) {
+    if (!seen.insert(id).second) return;
+    const KernelValue& v = kernel_.values[id];
+    const bool elementwise = v.op == ValueOp::Input || v.op == ValueOp::Constant || v.op == ValueOp::Unary ||
+                             v.op == ValueOp::Binary || v.op == ValueOp::Select;
+    if (!elementwise || v.integer || (v.op == ValueOp::Input && kernel_.inputs[v.input].window))
+      refused = node.where() + ": the pooled tensor's producer is not elementwise over plain loads";
+    for (int a : v.args) visit(a);
+    order.push_back(id);
+  };
+  visit(root);
+  if (!refused.empty()) return Failure{refused};
+  FusedKernel producer = std::move(kernel_);
+  kernel_ = FusedKernel{};
+  kernel_.shape = out->shape;
+  kernel_.nodeIds = std::move(producer.nodeIds);
+  inputsByKey_.clear();
+  std::map<int, int> renamed;  // the producer's value index -> the prologue's
+  PoolSpec window = std::move(spec).value();
+  for (int id : order) {
+    KernelValue v = producer.values[id];
+    for (int& a : v.args) a = renamed.at(a);
+    if (v.op == ValueOp::Input) {
+      KernelInput in = producer.inputs[v.input];
+      in.window = true;
+      in.linear = false;
+      v.input = addInput(std::move(in));
+    }
+    v.dimMap.clear();
+    renamed[id] = static_cast<int>(window.prologue.size());
+    window.prologue.push_back(std::move(v));
+  }
+  for (auto& [id, t] : tensors_) t = {-1, node.where() + ": " + id + " is computed inside the pooling window"};
+  const int rank = static_cast<int>(out->shape.size());
+  KernelValue v;
+  v.op = ValueOp::Pool;
+  v.pool = std::move(window);
+  v.dimMap.resize(rank);
+  for (int d = 0; d < rank; ++d) v.dimMap[d] = out->shape[d] == 1 ? -1 : d;
+  bind(node.outputs[0], push(std::move(v)));
+  bindPoolIndices(node);
   return true;
 }
 

@@ -6,6 +6,7 @@
 // scans; pooling windows are device functions any shape can call.
 #include "agents/builtin/CudaEmitter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -203,35 +204,80 @@ private:
     }
   }
 
+  // The window inputs a pooling value reads: the pooled tensor, or its prologue's inputs.
+  std::vector<int> windowReads(const KernelValue& v) const {
+    if (v.pool.prologue.empty()) return {v.input};
+    std::vector<int> reads;
+    for (const KernelValue& p : v.pool.prologue)
+      if (p.op == ValueOp::Input && std::find(reads.begin(), reads.end(), p.input) == reads.end())
+        reads.push_back(p.input);
+    return reads;
+  }
+
   // One device function per pooling value: the output coordinates from `lin`, then the window
   // loops in PyTorch's order (so an avg sums in the same order, a max sees NaN the same way). A
   // depthwise convolution walks its window as a max pool does (dilation, padding skipped) and
-  // weights each element by its channel's kernel.
+  // weights each element by its channel's kernel. A prologue computes each element the window
+  // reads from its inputs at that element.
   void pools(std::ostream& o) {
     for (std::size_t id = 0; id < k_.values.size(); ++id) {
       const KernelValue& v = k_.values[id];
       if (v.op != ValueOp::Pool) continue;
       const PoolSpec& p = v.pool;
-      const KernelInput& input = k_.inputs[v.input];
       const std::size_t r = p.kernel.size(), rank = k_.shape.size(), lead = rank - r;
       const bool weighted = p.weights >= 0;
-      o << "__device__ __forceinline__ float " << name_ << "_pool" << id << "(const float* __restrict__ x, "
-        << (weighted ? "const float* __restrict__ wgt, " : "") << "int64_t lin) {\n"
+      const std::vector<int> reads = windowReads(v);
+      o << "__device__ __forceinline__ float " << name_ << "_pool" << id << "(";
+      for (int i : reads) o << "const " << ctype(k_.inputs[i].dtype) << "* __restrict__ " << in(i) << ", ";
+      o << (weighted ? "const float* __restrict__ wgt, " : "") << "int64_t lin) {\n"
         << "  int64_t rest = lin;\n";
       for (std::size_t j = r; j-- > 0;) {
         const int64_t size = k_.shape[lead + j];
         o << "  const int64_t o" << j << " = rest % " << i64(size) << ";\n  rest /= " << i64(size) << ";\n";
       }
-      o << "  int64_t base = " << i64(input.offset) << ";\n";
       for (std::size_t d = lead; d-- > 0;) {
-        if (weighted && d == 1) o << "  const int64_t ch = rest % " << i64(k_.shape[1]) << ";\n";
-        if (d == 0) o << "  base += rest * " << i64(input.strides[d]) << ";\n";
-        else
-          o << "  base += (rest % " << i64(k_.shape[d]) << ") * " << i64(input.strides[d]) << ";\n  rest /= "
-            << i64(k_.shape[d]) << ";\n";
+        if (d == 0) o << "  const int64_t c0 = rest;\n";
+        else o << "  const int64_t c" << d << " = rest % " << i64(k_.shape[d]) << ";\n  rest /= " << i64(k_.shape[d]) << ";\n";
       }
-      std::string idx = "base";
-      for (std::size_t j = 0; j < r; ++j) idx += " + i" + std::to_string(j) + " * " + i64(input.strides[lead + j]);
+      o << "  (void)rest;\n";
+      for (int i : reads) {
+        const KernelInput& input = k_.inputs[i];
+        o << "  const int64_t b" << i << " = " << i64(input.offset);
+        for (std::size_t d = 0; d < lead; ++d)
+          if (input.strides[d] != 0) o << " + c" << d << " * " << i64(input.strides[d]);
+        o << ";\n";
+      }
+      auto at = [&](int i) {
+        std::string idx = "b" + std::to_string(i);
+        for (std::size_t j = 0; j < r; ++j)
+          if (k_.inputs[i].strides[lead + j] != 0)
+            idx += " + i" + std::to_string(j) + " * " + i64(k_.inputs[i].strides[lead + j]);
+        const std::string load = in(i) + "[" + idx + "]";
+        return floatInput(i) ? load : "(float)" + load;
+      };
+      // The window's element at (i0, i1, ...): loaded, or computed by the prologue.
+      auto element = [&](const std::string& ind) {
+        if (p.prologue.empty()) return at(v.input);
+        std::vector<std::string> names;
+        for (std::size_t q = 0; q < p.prologue.size(); ++q) {
+          const KernelValue& pv = p.prologue[q];
+          std::string expr;
+          if (pv.op == ValueOp::Constant) {
+            names.push_back(floatLiteral(pv.params.at(0)));
+            continue;
+          }
+          if (pv.op == ValueOp::Input) {
+            expr = at(pv.input);
+          } else {
+            std::vector<std::string> args;
+            for (int a : pv.args) args.push_back(names.at(a));
+            expr = call(pv.fn, args, pv.params);
+          }
+          names.push_back("p" + std::to_string(q));
+          o << ind << "const float " << names.back() << " = " << expr << ";\n";
+        }
+        return names.back();
+      };
       std::string ind = "  ";
       if (p.max || weighted) {
         o << (weighted ? "  float sum = 0.0f;\n" : "  float m = __int_as_float(0xff800000);\n");
@@ -245,11 +291,13 @@ private:
         }
         if (weighted) {
           const KernelInput& w = k_.inputs[p.weights];
-          std::string widx = i64(w.offset) + " + ch * " + i64(p.weightStrides[0]);
+          std::string widx = i64(w.offset) + " + c1 * " + i64(p.weightStrides[0]);
           for (std::size_t j = 0; j < r; ++j) widx += " + k" + std::to_string(j) + " * " + i64(p.weightStrides[1 + j]);
-          o << ind << "sum += x[" << idx << "] * wgt[" << widx << "];\n";
+          const std::string e = element(ind);
+          o << ind << "sum += " << e << " * wgt[" << widx << "];\n";
         } else {
-          o << ind << "const float v = x[" << idx << "];\n" << ind << "if (v > m || v != v) m = v;\n";
+          const std::string e = element(ind);
+          o << ind << "const float v = " << e << ";\n" << ind << "if (v > m || v != v) m = v;\n";
         }
         for (std::size_t j = 0; j < r; ++j) o << std::string(2 + 2 * (r - 1 - j), ' ') << "}\n";
         o << (weighted ? "  return sum;\n}\n" : "  return m;\n}\n");
@@ -277,7 +325,8 @@ private:
         o << ind << "for (int64_t i" << J << " = s" << J << "; i" << J << " < e" << J << "; ++i" << J << ") {\n";
         ind += "  ";
       }
-      o << ind << "sum += x[" << idx << "];\n";
+      const std::string e = element(ind);
+      o << ind << "sum += " << e << ";\n";
       for (std::size_t j = 0; j < r; ++j) o << std::string(2 + 2 * (r - 1 - j), ' ') << "}\n";
       const std::string divisor = p.divisorOverride != 0 ? std::to_string(p.divisorOverride)
                                   : p.countIncludePad     ? std::string("pool")
@@ -314,8 +363,9 @@ private:
       case ValueOp::ArgIndex: return "idx" + std::to_string(v.args.at(0));
       case ValueOp::Scan: return "scan" + std::to_string(id);
       case ValueOp::Pool:
-        expr = name_ + "_pool" + std::to_string(id) + "(" + in(v.input) + ", " +
-               (v.pool.weights >= 0 ? in(v.pool.weights) + ", " : "") + "lin)";
+        expr = name_ + "_pool" + std::to_string(id) + "(";
+        for (int i : windowReads(v)) expr += in(i) + ", ";
+        expr += (v.pool.weights >= 0 ? in(v.pool.weights) + ", " : "") + "lin)";
         break;
       case ValueOp::Input:
         if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";

@@ -23,6 +23,12 @@ enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
 // wins a max, NaN does; the avg divisor follows count_include_pad and divisor_override.
 // With `weights` set it is a depthwise convolution instead: the window's sum of input times the
 // output channel's weights (padding contributes zero).
+// With a `prologue`, the elements are computed where the window reads them instead of loaded: the
+// elementwise producer of the pooled tensor (a convolution's bias and activation), whose result
+// is then never written. Its values have the kernel's form: Input values read window inputs at
+// the element's coordinates, Unary/Binary/Select values combine earlier ones, the last is the
+// element. The Pool value's `input` is then -1.
+struct KernelValue;
 struct PoolSpec {
   bool max = true;
   int weights = -1;                    // kernel input holding [C, 1, k...] weights, or -1: pooling
@@ -31,6 +37,7 @@ struct PoolSpec {
   std::vector<int64_t> kernel, stride, padding, dilation;
   bool countIncludePad = true;
   int64_t divisorOverride = 0;  // 0: none
+  std::vector<KernelValue> prologue;
 };
 
 struct KernelValue {

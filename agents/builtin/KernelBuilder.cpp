@@ -141,6 +141,17 @@ Outcome<bool> KernelBuilder::add(const Node& node) {
   return true;
 }
 
+Outcome<bool> KernelBuilder::addPoolOverKernel(const Node& node) {
+  KernelBuilder saved = *this;
+  auto r = poolOverKernel(node);
+  if (!r) {
+    *this = std::move(saved);
+    return r.error();
+  }
+  kernel_.nodeIds.push_back(node.id);
+  return true;
+}
+
 Outcome<FusedKernel> KernelBuilder::finish(const std::vector<std::string>& outputs) const {
   FusedKernel k = kernel_;
   for (const auto& id : outputs) {
@@ -215,15 +226,19 @@ Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::ve
   }
   in.window = window;
   if (window) in.linear = false;
-  std::string key = in.tensorId + "@" + std::to_string(in.offset) + ":" + in.dtype + (window ? ":window" : "");
-  for (int64_t s : in.strides) key += "," + std::to_string(s);
-  auto [it, fresh] = inputsByKey_.emplace(key, static_cast<int>(kernel_.inputs.size()));
-  if (fresh) kernel_.inputs.push_back(in);
   KernelValue v;
   v.op = ValueOp::Input;
-  v.input = it->second;
+  v.input = addInput(std::move(in));
   v.dimMap = dimMap;
   return push(std::move(v));
+}
+
+int KernelBuilder::addInput(KernelInput in) {
+  std::string key = in.tensorId + "@" + std::to_string(in.offset) + ":" + in.dtype + (in.window ? ":window" : "");
+  for (int64_t s : in.strides) key += "," + std::to_string(s);
+  auto [it, fresh] = inputsByKey_.emplace(key, static_cast<int>(kernel_.inputs.size()));
+  if (fresh) kernel_.inputs.push_back(std::move(in));
+  return it->second;
 }
 
 // The dim map of a result with `shape` computed from `operands` (kernel values; -1 for external

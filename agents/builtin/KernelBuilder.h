@@ -32,6 +32,12 @@ public:
   // Adds the node or explains why it cannot join; on failure the builder is unchanged.
   Outcome<bool> add(const Node& node);
   bool empty() const { return kernel_.nodeIds.empty(); }
+  // A pooling node over a tensor the open kernel computes elementwise: the kernel's computation
+  // moves into the pooling window (evaluated at each element a window reads) and the kernel then
+  // iterates over the pooled output, so the producer's result is never written. The caller says
+  // that no other tensor of the open kernel is needed outside it: none can be written after this.
+  // On failure the builder is unchanged.
+  Outcome<bool> addPoolOverKernel(const Node& node);
   // Writes the given tensors (produced by the kernel's nodes) and returns the kernel.
   Outcome<FusedKernel> finish(const std::vector<std::string>& outputs) const;
   const FusedKernel& kernel() const { return kernel_; }
@@ -70,12 +76,19 @@ private:
   Outcome<bool> lowerBatchNorm(const Node& node, const std::string& base);
   Outcome<bool> lowerGroupNorm(const Node& node);
   Outcome<bool> lowerPool(const Node& node, const std::string& base);
+  Outcome<bool> poolOverKernel(const Node& node);
+  Outcome<PoolSpec> poolSpec(const Node& node, const std::string& base, const TensorInfo& x,
+                             const TensorInfo& out) const;
+  Outcome<std::pair<const TensorInfo*, const TensorInfo*>> poolTensors(const Node& node) const;
+  void bindPoolIndices(const Node& node);
   Outcome<bool> lowerDepthwiseConv(const Node& node);
   Outcome<bool> openWindow(const Node& node, const TensorInfo& x, const TensorInfo& out, PoolSpec spec,
                            const TensorInfo* weights);
   Outcome<bool> lowerScan(const Node& node, const std::string& base);
   // Applies a loss's `reduction` (0 none, 1 mean, 2 sum) to its per-element terms and binds it.
   Outcome<bool> reduceLoss(const Node& node, int terms);
+  // The index of `in` among the kernel's inputs, added unless an identical read is there.
+  int addInput(KernelInput in);
   int push(KernelValue v);
   int constant(double c);
   int unary(const std::string& fn, int a, std::vector<double> params = {});

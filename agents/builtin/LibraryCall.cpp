@@ -211,13 +211,28 @@ double LibraryCall::flops() const {
   return 2.0 * outputs * window;
 }
 
+int directConvTile(const ConvCall& c) {
+  if (c.transposed || c.inShape.size() < 3 || c.inShape.size() > 4 || c.groups < 1) return 0;
+  const int64_t cin = c.inShape[1] / c.groups, cout = c.outShape[1] / c.groups;
+  int64_t taps = cin, positions = 1;
+  for (std::size_t d = 2; d < c.weightShape.size(); ++d) taps *= c.weightShape[d];
+  for (std::size_t d = 2; d < c.outShape.size(); ++d) positions *= c.outShape[d];
+  const int tile = cout <= 4 ? 4 : cout <= 8 ? 8 : 16;
+  const int64_t blocks = c.inShape[0] * c.groups * ((cout + tile - 1) / tile);
+  if (taps > 512 || (positions + 127) / 128 > 65535 || blocks > 0x7fffffffLL) return 0;
+  return tile;
+}
+
 std::string LibraryCall::describe() const {
   if (kind == Kind::Conv) {
     const std::size_t spatial = conv.inShape.size() - 2;
     std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
                     std::to_string(spatial) + "-D " + dims(conv.inShape) + " * " + dims(conv.weightShape);
     if (conv.groups > 1) s += ", groups " + std::to_string(conv.groups);
-    return s + ", fp32 (FMA math), algorithm measured";
+    return s + ", fp32 (FMA math), algorithm measured" +
+           (directConvTile(conv) ? " (cuDNN's fastest or a direct kernel, " + std::to_string(directConvTile(conv)) +
+                                       " output channels per thread)"
+                                 : "");
   }
   std::string s = "cuBLASLt GEMM " + (gemm.batch > 1 ? std::to_string(gemm.batch) + "x" : "") + std::to_string(gemm.m) +
                   "x" + std::to_string(gemm.n) + "x" + std::to_string(gemm.k);

@@ -52,6 +52,12 @@ struct LibraryCall {
   std::string describe() const;  // "cuBLASLt GEMM 4096x1024x512, bias + relu epilogue"
 };
 
+// The channel tile of the direct convolution kernel the first call measures against cuDNN's
+// fastest algorithm, or 0 where it does not apply: forward 1-D and 2-D convolutions whose outputs
+// sum at most 512 products each (the tile's weights then fit 32 KiB of shared memory), with a grid
+// within CUDA's limits.
+int directConvTile(const ConvCall& c);
+
 // mm, bmm and convolution (after normalizeGraph, addmm/baddbmm are mm/bmm plus explicit nodes).
 bool isLibraryOp(const std::string& op);
 // Says why when the operands do not fit (a dtype, a layout neither row- nor column-major, ...).

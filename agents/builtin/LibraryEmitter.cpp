@@ -231,6 +231,7 @@ static cudnnHandle_t sc_dnn = nullptr;
 // filter is the weight ([Cin, Cout/g, k...]): x is the forward's output (our output), y its
 // input (our input).
 struct sc_conv_x3;  // the 3xTF32 form: defined only in candidates of jobs that allow TF32
+struct sc_conv_shape;
 
 struct sc_conv {
   bool ready = false;
@@ -240,6 +241,7 @@ struct sc_conv {
   int algo = 0;
   size_t workspace = 0;
   sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
+  int (*direct)(const sc_conv_shape*, const float*, const float*, float*, cudaStream_t) = nullptr;  // measured faster
 };
 
 // `split` > 1: the groups run as that many calls, each on its slice of the whole tensors, all on
@@ -292,6 +294,81 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescr
   }
   return 0;
 }
+
+// A direct convolution, for the shapes where each output sums few products (LeNet's 1 and 6
+// input channels, a CNN stem's 3, grouped convolutions' 8 per group), which cuDNN's fp32
+// algorithms ran at 2.6-6.4 TFLOP/s on an H100 (bench/results/conv_direct_2026-11-23_h100.md).
+// A thread takes one output position of one image and computes a tile of COT output channels of
+// one group: each input it loads feeds COT products, the tile's weights wait in shared memory as
+// [tap][COT] so a tap's COT weights are vector loads all threads of the block share. KH, KW: the
+// window, when the emitter knows it at compile time (0: read from the shape). Contiguous
+// tensors, forward 2-D (1-D with a unit height), any stride, padding, dilation and groups.
+template <int COT, int KH, int KW>
+__global__ void __launch_bounds__(128) sc_direct_conv(const float* __restrict__ x, const float* __restrict__ w,
+                                                       float* __restrict__ y, sc_conv_shape s) {
+  extern __shared__ float4 sc_direct_smem[];
+  float* ws = reinterpret_cast<float*>(sc_direct_smem);
+  const int kh = KH ? KH : s.w[2], kw = KW ? KW : s.w[3];
+  const int H = s.in[2], W = s.in[3], OH = s.out[2], OW = s.out[3];
+  const int cin = s.in[1] / s.groups, cout = s.out[1] / s.groups, taps = cin * kh * kw;
+  const int tiles = (cout + COT - 1) / COT;
+  int b = blockIdx.x;
+  const int tile = b % tiles;
+  b /= tiles;
+  const int g = b % s.groups, n = b / s.groups;
+  const int co0 = g * cout + tile * COT;
+  for (int i = threadIdx.x; i < taps * COT; i += blockDim.x) {
+    const int t = i % COT, tap = i / COT;
+    ws[i] = tile * COT + t < cout ? w[(int64_t)(co0 + t) * taps + tap] : 0.0f;
+  }
+  __syncthreads();
+  const int p = blockIdx.y * blockDim.x + threadIdx.x;
+  if (p >= OH * OW) return;
+  const int oy = p / OW, ox = p % OW;
+  float acc[COT];
+#pragma unroll
+  for (int t = 0; t < COT; ++t) acc[t] = 0.0f;
+  const float* xg = x + ((int64_t)n * s.in[1] + (int64_t)g * cin) * H * W;
+  for (int ci = 0; ci < cin; ++ci) {
+    const float* xc = xg + (int64_t)ci * H * W;
+#pragma unroll
+    for (int r = 0; r < kh; ++r) {
+      const int iy = oy * s.stride[0] - s.pad[0] + r * s.dilation[0];
+      if (iy < 0 || iy >= H) continue;
+#pragma unroll
+      for (int q = 0; q < kw; ++q) {
+        const int ix = ox * s.stride[1] - s.pad[1] + q * s.dilation[1];
+        if (ix < 0 || ix >= W) continue;
+        const float v = xc[iy * W + ix];
+        const float4* wt = reinterpret_cast<const float4*>(ws + ((ci * kh + r) * kw + q) * COT);
+#pragma unroll
+        for (int t = 0; t < COT / 4; ++t) {
+          const float4 f = wt[t];
+          acc[4 * t] = fmaf(v, f.x, acc[4 * t]);
+          acc[4 * t + 1] = fmaf(v, f.y, acc[4 * t + 1]);
+          acc[4 * t + 2] = fmaf(v, f.z, acc[4 * t + 2]);
+          acc[4 * t + 3] = fmaf(v, f.w, acc[4 * t + 3]);
+        }
+      }
+    }
+  }
+  float* yo = y + ((int64_t)n * s.out[1] + co0) * OH * OW + p;
+#pragma unroll
+  for (int t = 0; t < COT; ++t)
+    if (tile * COT + t < cout) yo[(int64_t)t * OH * OW] = acc[t];
+}
+
+template <int COT, int KH, int KW>
+static int sc_direct_launch(const sc_conv_shape* s, const float* x, const float* w, float* y, cudaStream_t stream) {
+  const int cout = s->out[1] / s->groups, tiles = (cout + COT - 1) / COT;
+  const dim3 grid((unsigned)(s->in[0] * s->groups * tiles), (unsigned)((s->out[2] * s->out[3] + 127) / 128));
+  const size_t smem = (size_t)(s->in[1] / s->groups) * s->w[2] * s->w[3] * COT * sizeof(float);
+  sc_direct_conv<COT, KH, KW><<<grid, 128, smem, stream>>>(x, w, y, *s);
+  return (int)cudaGetLastError();
+}
+
+// The generated launcher of the direct kernel for one shape, or nullptr where it does not apply.
+typedef int (*sc_direct_fn)(const sc_conv_shape*, const float*, const float*, float*, cudaStream_t);
 
 static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                           cudaStream_t stream);
@@ -348,7 +425,7 @@ static bool sc_conv_find(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDes
 // algorithm by Find. Where the job allows TF32, the 3xTF32 form is measured next and kept only
 // if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
-                           cudaStream_t stream) {
+                           sc_direct_fn direct, cudaStream_t stream) {
   if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));
   SC_DNN(cudnnSetStream(sc_dnn, stream));
   int in_slice[5], out_slice[5], w_slice[5];  // one call's: channels (filter rows) divided by `split`
@@ -367,17 +444,31 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
   }
   c->ready = true;
+  if (direct) {
+    const float dnn_ms = sc_median_ms(
+        [&] { return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream); }, stream);
+    const float direct_ms = sc_median_ms([&] { return direct(s, x, w, y, stream); }, stream);
+    if (direct_ms >= 0.0f && (dnn_ms < 0.0f || direct_ms < dnn_ms)) c->direct = direct;
+    cudaGetLastError();
+  }
   return sc_conv_x3_try(c, s, x, w, y, stream);
 }
 
+// The fp32 form chosen: the direct kernel or cuDNN's algorithm.
+static int sc_conv_fp32(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                        cudaStream_t stream) {
+  if (c->direct) return c->direct(s, x, w, y, stream);
+  return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream);
+}
+
 static int sc_conv_launch(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
-                          cudaStream_t stream) {
+                          sc_direct_fn direct, cudaStream_t stream) {
   if (!c->ready) {
-    int st = sc_conv_prepare(c, s, x, w, y, stream);
+    int st = sc_conv_prepare(c, s, x, w, y, direct, stream);
     if (st != 0) return st;
   }
   if (c->x3) return sc_conv_x3_run(c, s, x, w, y, stream);
-  return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream);
+  return sc_conv_fp32(c, s, x, w, y, stream);
 }
 )";
 
@@ -521,8 +612,9 @@ static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, co
   return sc_conv_run(c, s, t->conv, t->algo, t->workspace, 1.0f, x_hi, w_hi, y, stream);
 }
 
-// Keeps the 3xTF32 form when the whole of it (splits included) measures faster than the FMA
-// choice timed the same way (Find's own times follow another protocol); any failure keeps FMA math.
+// Keeps the 3xTF32 form when the whole of it (splits included) measures faster than the fp32
+// choice (cuDNN's FMA algorithm or the direct kernel) timed the same way (Find's own times follow
+// another protocol); any failure keeps the fp32 choice.
 static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                           cudaStream_t stream) {
   sc_conv_x3* t = new sc_conv_x3();
@@ -535,8 +627,7 @@ static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, co
        sc_split(w, w_hi, w_hi + t->w_n, t->w_n, stream) == 0 && sc_conv_desc(&t->conv, s, CUDNN_TENSOR_OP_MATH) == 0 &&
        sc_conv_find(c, s, t->conv, CUDNN_TENSOR_OP_MATH, x_hi, w_hi, y, &t->algo, &t->workspace);
   if (ok) {
-    const float fp32_ms = sc_median_ms(
-        [&] { return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream); }, stream);
+    const float fp32_ms = sc_median_ms([&] { return sc_conv_fp32(c, s, x, w, y, stream); }, stream);
     ok = sc_x3_keep(&c->x3, t, [&] { return sc_conv_x3_run(c, s, x, w, y, stream); }, fp32_ms, stream);
   }
   if (!ok) {
@@ -630,6 +721,16 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
     const bool oneD = c.inShape.size() == 3;
     const auto in = as2d(c.inShape, oneD), w = as2d(c.weightShape, oneD), out = as2d(c.outShape, oneD);
     const std::size_t nd = in.size();
+    // The direct kernel for this shape, measured against cuDNN's choice on the first call.
+    std::string direct = "nullptr";
+    if (const int tile = directConvTile(c)) {
+      const int64_t kh = w[2], kw = w[3];
+      const bool fixed = kh <= 7 && kw <= 7;
+      direct = name + "_direct";
+      o << "static int " << direct << "(const sc_conv_shape* s, const float* x, const float* w, float* y, "
+        << "cudaStream_t stream) {\n  return sc_direct_launch<" << tile << ", " << (fixed ? kh : 0) << ", "
+        << (fixed ? kw : 0) << ">(s, x, w, y, stream);\n}\n";
+    }
     o << "static sc_conv " << name << "_state;\n"
       << "static const sc_conv_shape " << name << "_shape = {" << nd << ", " << ints(in, 5) << ", " << ints(w, 5)
       << ", " << ints(out, 5) << ", " << ints(spatial2d(c.padding, oneD, 0), 3) << ", "
@@ -638,7 +739,7 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       << "static int launch_" << name << "(const StitchTensor* t, cudaStream_t stream) {\n"
       << "  return sc_conv_launch(&" << name << "_state, &" << name << "_shape, "
       << ptr(slots, c.input, c.inputOffset, true) << ", " << ptr(slots, c.weight, c.weightOffset, true) << ", "
-      << ptr(slots, c.output, 0, false) << ", stream);\n}\n";
+      << ptr(slots, c.output, 0, false) << ", " << direct << ", stream);\n}\n";
   }
   return {o.str(), "launch_" + name};
 }

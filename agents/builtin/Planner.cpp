@@ -8,6 +8,7 @@
 
 #include "agents/builtin/CudaEmitter.h"
 #include "agents/builtin/KernelBuilder.h"
+#include "agents/builtin/NodeArgs.h"
 
 #include <algorithm>
 #include <set>
@@ -76,6 +77,7 @@ public:
         plan_.uncovered.push_back({n.op, "no generated kernel for this operator; it stays in PyTorch", n.source});
         continue;
       }
+      if (poolTakesOpenKernel(n)) continue;
       if (open_.add(n)) {
         if (!options_.fuse && n.kind != "view") close();
         continue;
@@ -122,6 +124,21 @@ private:
     if (!foldEpilogue(folded, graph_, n)) return false;
     library_ = std::move(folded);
     return true;
+  }
+
+  // A pooling node takes the open elementwise kernel into its window when nothing else needs the
+  // kernel's tensors: a convolution's bias and ReLU before a max pool then read the convolution's
+  // output once and write only the pooled tensor.
+  bool poolTakesOpenKernel(const Node& n) {
+    if (!options_.fuse || open_.empty() || onlyViewsOpen() || baseName(n.op).find("pool") == std::string::npos)
+      return false;
+    const auto& ids = open_.kernel().nodeIds;
+    std::set<int> inKernel(ids.begin(), ids.end());
+    inKernel.insert(n.id);
+    for (int id : ids)
+      for (const auto& t : graph_.node(id)->outputs)
+        if (consumedOutside(t, inKernel)) return false;
+    return static_cast<bool>(open_.addPoolOverKernel(n));
   }
 
   bool onlyViewsOpen() const {

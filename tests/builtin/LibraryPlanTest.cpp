@@ -110,9 +110,9 @@ TEST(LibraryPlan, DepthwiseConvolutionsAreGeneratedWithTheirTailFused) {
   EXPECT_EQ(single.kernels[0].operators.size(), 2u);  // the convolution and its split-off bias
   auto c = fixtureCandidate("65_conv2d_depthwise");
   ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_NE(c.value().cuda.find("(const float* __restrict__ x, const float* __restrict__ wgt, int64_t lin)"),
+  EXPECT_NE(c.value().cuda.find("(const float* __restrict__ in0, const float* __restrict__ wgt, int64_t lin)"),
             std::string::npos);
-  EXPECT_NE(c.value().cuda.find("* wgt[(int64_t)0LL + ch * (int64_t)9LL + k0 * (int64_t)3LL + k1 * (int64_t)1LL]"),
+  EXPECT_NE(c.value().cuda.find("* wgt[(int64_t)0LL + c1 * (int64_t)9LL + k0 * (int64_t)3LL + k1 * (int64_t)1LL]"),
             std::string::npos);
   EXPECT_EQ(c.value().cuda.find("cudnn"), std::string::npos);
   // Depthwise, then batch norm and ReLU in the same kernel; the pointwise convolution is cuDNN's.
@@ -132,6 +132,24 @@ TEST(LibraryPlan, GroupedConvolutionsRunOneCuDnnCallPerGroup) {
   auto c = fixtureCandidate("64_conv2d_grouped");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_NE(c.value().cuda.find("{1, 1, 0}, 32, 0, 32};"), std::string::npos);  // groups 32, forward, 32 calls
+}
+
+// Convolutions whose outputs sum few products also get the direct kernel, with the channel tile
+// and window compiled in; the first call measures it against cuDNN's choice. Wider ones do not.
+TEST(LibraryCoder, FewProductsPerOutputAlsoGetTheDirectKernel) {
+  auto lenet = fixtureCandidate("91_lenet5");
+  ASSERT_TRUE(lenet.ok()) << lenet.error().message;
+  const std::string& cu = lenet.value().cuda;
+  EXPECT_NE(cu.find("return sc_direct_launch<8, 5, 5>(s, x, w, y, stream);"), std::string::npos);   // 1 -> 6
+  EXPECT_NE(cu.find("return sc_direct_launch<16, 5, 5>(s, x, w, y, stream);"), std::string::npos);  // 6 -> 16
+  EXPECT_NE(cu.find("k0_direct, stream);"), std::string::npos);
+  auto grouped = fixtureCandidate("64_conv2d_grouped");
+  ASSERT_TRUE(grouped.ok()) << grouped.error().message;
+  EXPECT_NE(grouped.value().cuda.find("sc_direct_launch<8, 3, 3>"), std::string::npos);  // 8 channels per group
+  auto resnet = fixtureCandidate("88_resnet_basic_block");  // 64 x 3 x 3 = 576 products per output
+  ASSERT_TRUE(resnet.ok()) << resnet.error().message;
+  EXPECT_EQ(resnet.value().cuda.find("sc_direct_launch<"), std::string::npos);
+  EXPECT_NE(resnet.value().cuda.find("nullptr, stream);"), std::string::npos);
 }
 
 TEST(LibraryCoder, SeveralStepsReplayAsACudaGraphAndShareIntermediateBuffers) {

@@ -3,6 +3,8 @@
 // mode's one kernel per operator.
 #include "FixtureGraphs.h"
 
+#include "agents/builtin/NodeArgs.h"
+
 #include <gtest/gtest.h>
 
 namespace stitch::agents::builtin {
@@ -161,6 +163,72 @@ TEST(Planner, ReluAfterMaxPool3dFusesIntoThePoolingKernel) {
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.kernels[0].operators.size(), 2u);
   EXPECT_EQ(firstValue(p.kernels[0].kernel, ValueOp::Pool)->pool.kernel.size(), 3u);
+}
+
+// The convolution's split-off bias and the ReLU are computed inside the max pool's window: the
+// generated kernel reads the convolution's output once and writes only the pooled tensor.
+TEST(Planner, BiasAndReluBeforeAMaxPoolMoveIntoItsWindow) {
+  auto g = loadFixture("81_conv2d_relu_maxpool");
+  ASSERT_TRUE(g.ok());
+  const Plan p = makePlan(g.value(), {}, {});
+  ASSERT_EQ(p.kernels.size(), 2u);
+  ASSERT_TRUE(p.kernels[0].library.has_value());
+  const FusedKernel& k = p.kernels[1].kernel;
+  const KernelValue* pool = firstValue(k, ValueOp::Pool);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_TRUE(pool->pool.max);
+  EXPECT_EQ(pool->input, -1);
+  ASSERT_FALSE(pool->pool.prologue.empty());
+  EXPECT_EQ(pool->pool.prologue.back().fn, "relu");
+  ASSERT_EQ(k.outputs.size(), 1u);
+  const TensorInfo* pooled = g.value().tensor(k.outputs[0].tensorId);
+  EXPECT_EQ(k.shape, pooled->shape);
+  ASSERT_EQ(k.inputs.size(), 2u);  // the convolution's output and the bias, both read at window elements
+  const TensorInfo* conv = g.value().tensor(p.kernels[0].library->output());
+  EXPECT_EQ(k.inputs[0].tensorId, conv->id);
+  EXPECT_TRUE(k.inputs[0].window && k.inputs[1].window);
+  for (std::size_t d = 2; d < k.shape.size(); ++d) EXPECT_EQ(k.inputs[1].strides[d], 0);  // [C] bias
+  const TensorInfo* bias = g.value().tensor(k.inputs[1].tensorId);
+  EXPECT_EQ(p.kernels[1].floorBytes, (conv->numel() + bias->numel() + pooled->numel()) * 4);
+  EXPECT_EQ(p.kernels[1].operators.size(), 3u);
+}
+
+// An average pool's window sums the computed elements in its own order: the subtract, tanh,
+// subtract chain of 96 joins it as a max pool's producer does.
+TEST(Planner, AnElementwiseChainBeforeAnAvgPoolMovesIntoItsWindow) {
+  const Plan p = planOf("96_conv2d_subtract_tanh_subtract_avgpool");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  const KernelValue* pool = firstValue(p.kernels[1].kernel, ValueOp::Pool);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_FALSE(pool->pool.max);
+  int tanhs = 0;
+  for (const auto& v : pool->pool.prologue) tanhs += v.fn == "tanh";
+  EXPECT_EQ(tanhs, 1);
+  EXPECT_EQ(countValues(p.kernels[1].kernel, ValueOp::Unary), 0);  // nothing left at the pooled shape
+}
+
+// When the producer's result is needed elsewhere (here, also returned), it is written by its own
+// kernel and the pool reads it: moving it into the window would leave it unwritten.
+TEST(Planner, AProducerNeededElsewhereKeepsItsOwnKernel) {
+  auto g = loadFixture("81_conv2d_relu_maxpool");
+  ASSERT_TRUE(g.ok());
+  Graph graph = g.value();
+  const Plan before = makePlan(graph, {}, {});
+  ASSERT_EQ(before.kernels.size(), 2u);
+  const auto& prologue = firstValue(before.kernels[1].kernel, ValueOp::Pool)->pool.prologue;
+  ASSERT_FALSE(prologue.empty());
+  std::string relu;
+  for (const Node& n : graph.nodes)
+    if (baseName(n.op) == "relu" || baseName(n.op) == "relu_") relu = n.outputs[0];
+  ASSERT_FALSE(relu.empty());
+  graph.outputs.push_back(relu);
+  const Plan p = makePlan(graph, {}, {});
+  ASSERT_EQ(p.kernels.size(), 3u);
+  EXPECT_EQ(p.kernels[1].writes(), std::vector<std::string>{relu});
+  const KernelValue* pool = firstValue(p.kernels[2].kernel, ValueOp::Pool);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_TRUE(pool->pool.prologue.empty());
+  EXPECT_EQ(p.kernels[2].kernel.inputs[0].tensorId, relu);
 }
 
 TEST(Planner, InferenceBatchNormIsElementwiseOverPerChannelParameters) {
