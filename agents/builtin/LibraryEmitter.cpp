@@ -303,6 +303,34 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescr
 // [tap][COT] so a tap's COT weights are vector loads all threads of the block share. KH, KW: the
 // window, when the emitter knows it at compile time (0: read from the shape). Contiguous
 // tensors, forward 2-D (1-D with a unit height), any stride, padding, dilation and groups.
+// Adds input channel `xc`'s window at (iy0, ix0) times the tile's weights of that channel to acc.
+// CHECK: some of the window lies in the padding (zeros, skipped); without it no bound is tested.
+template <int COT, int KH, int KW, bool CHECK>
+__device__ __forceinline__ void sc_direct_taps(float* acc, const float* __restrict__ xc, const float* ws, int kh,
+                                               int kw, int iy0, int ix0, const sc_conv_shape& s) {
+  const int H = s.in[2], W = s.in[3];
+#pragma unroll
+  for (int r = 0; r < (KH ? KH : kh); ++r) {
+    const int iy = iy0 + r * s.dilation[0];
+    if (CHECK && (iy < 0 || iy >= H)) continue;
+#pragma unroll
+    for (int q = 0; q < (KW ? KW : kw); ++q) {
+      const int ix = ix0 + q * s.dilation[1];
+      if (CHECK && (ix < 0 || ix >= W)) continue;
+      const float v = xc[iy * W + ix];
+      const float4* wt = reinterpret_cast<const float4*>(ws + (r * kw + q) * COT);
+#pragma unroll
+      for (int t = 0; t < COT / 4; ++t) {
+        const float4 f = wt[t];
+        acc[4 * t] = fmaf(v, f.x, acc[4 * t]);
+        acc[4 * t + 1] = fmaf(v, f.y, acc[4 * t + 1]);
+        acc[4 * t + 2] = fmaf(v, f.z, acc[4 * t + 2]);
+        acc[4 * t + 3] = fmaf(v, f.w, acc[4 * t + 3]);
+      }
+    }
+  }
+}
+
 template <int COT, int KH, int KW>
 __global__ void __launch_bounds__(128) sc_direct_conv(const float* __restrict__ x, const float* __restrict__ w,
                                                        float* __restrict__ y, sc_conv_shape s) {
@@ -324,33 +352,17 @@ __global__ void __launch_bounds__(128) sc_direct_conv(const float* __restrict__ 
   __syncthreads();
   const int p = blockIdx.y * blockDim.x + threadIdx.x;
   if (p >= OH * OW) return;
-  const int oy = p / OW, ox = p % OW;
+  const int iy0 = p / OW * s.stride[0] - s.pad[0], ix0 = p % OW * s.stride[1] - s.pad[1];
+  const bool inside = iy0 >= 0 && iy0 + (kh - 1) * s.dilation[0] < H && ix0 >= 0 && ix0 + (kw - 1) * s.dilation[1] < W;
   float acc[COT];
 #pragma unroll
   for (int t = 0; t < COT; ++t) acc[t] = 0.0f;
   const float* xg = x + ((int64_t)n * s.in[1] + (int64_t)g * cin) * H * W;
   for (int ci = 0; ci < cin; ++ci) {
     const float* xc = xg + (int64_t)ci * H * W;
-#pragma unroll
-    for (int r = 0; r < kh; ++r) {
-      const int iy = oy * s.stride[0] - s.pad[0] + r * s.dilation[0];
-      if (iy < 0 || iy >= H) continue;
-#pragma unroll
-      for (int q = 0; q < kw; ++q) {
-        const int ix = ox * s.stride[1] - s.pad[1] + q * s.dilation[1];
-        if (ix < 0 || ix >= W) continue;
-        const float v = xc[iy * W + ix];
-        const float4* wt = reinterpret_cast<const float4*>(ws + ((ci * kh + r) * kw + q) * COT);
-#pragma unroll
-        for (int t = 0; t < COT / 4; ++t) {
-          const float4 f = wt[t];
-          acc[4 * t] = fmaf(v, f.x, acc[4 * t]);
-          acc[4 * t + 1] = fmaf(v, f.y, acc[4 * t + 1]);
-          acc[4 * t + 2] = fmaf(v, f.z, acc[4 * t + 2]);
-          acc[4 * t + 3] = fmaf(v, f.w, acc[4 * t + 3]);
-        }
-      }
-    }
+    const float* wc = ws + ci * kh * kw * COT;
+    if (inside) sc_direct_taps<COT, KH, KW, false>(acc, xc, wc, kh, kw, iy0, ix0, s);
+    else sc_direct_taps<COT, KH, KW, true>(acc, xc, wc, kh, kw, iy0, ix0, s);
   }
   float* yo = y + ((int64_t)n * s.out[1] + co0) * OH * OW + p;
 #pragma unroll
