@@ -24,10 +24,11 @@ double gainPct(const PlannedKernel& p) {
 }
 
 std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
-  bool pools = false, weighted = false;
+  bool pools = false, weighted = false, prologue = false;
   for (const auto& v : k.values) {
     pools = pools || v.op == ValueOp::Pool;
     weighted = weighted || (v.op == ValueOp::Pool && v.pool.weights >= 0);
+    prologue = prologue || (v.op == ValueOp::Pool && !v.pool.prologue.empty());
   }
   if (k.scans())
     return k.inner() == 1 ? "row scan: one block per row, block-wide scan of thread totals, fp64 carry across tiles"
@@ -36,8 +37,9 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
     return "depthwise convolution: one thread per output element sums its window times the channel's weights, " +
            std::to_string(ops - 1) + " operator(s) fused after it";
   if (pools && !k.reduces())
-    return "pooling: one thread per output element reads its window, " + std::to_string(ops - 1) +
-           " operator(s) fused after it";
+    return std::string("pooling: one thread per output element reads its window") +
+           (prologue ? ", computing each element from the producer's inputs where it is read" : "") + ", " +
+           std::to_string(ops - 1) + " other operator(s) fused with it";
   if (!k.reduces())
     return "fused elementwise kernel: " + std::to_string(ops) + " operator(s) in one pass, 16-byte vector accesses";
   int passes = 0;

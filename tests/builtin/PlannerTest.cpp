@@ -191,6 +191,7 @@ TEST(Planner, BiasAndReluBeforeAMaxPoolMoveIntoItsWindow) {
   const TensorInfo* bias = g.value().tensor(k.inputs[1].tensorId);
   EXPECT_EQ(p.kernels[1].floorBytes, (conv->numel() + bias->numel() + pooled->numel()) * 4);
   EXPECT_EQ(p.kernels[1].operators.size(), 3u);
+  EXPECT_NE(p.kernels[1].technique.find("computing each element from the producer's inputs"), std::string::npos);
 }
 
 // An average pool's window sums the computed elements in its own order: the subtract, tanh,
