@@ -229,10 +229,9 @@ std::string LibraryCall::describe() const {
     std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
                     std::to_string(spatial) + "-D " + dims(conv.inShape) + " * " + dims(conv.weightShape);
     if (conv.groups > 1) s += ", groups " + std::to_string(conv.groups);
+    const int tile = directConvTile(conv);
     return s + ", fp32 (FMA math), algorithm measured" +
-           (directConvTile(conv) ? " (cuDNN's fastest or a direct kernel, " + std::to_string(directConvTile(conv)) +
-                                       " output channels per thread)"
-                                 : "");
+           (tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)" : "");
   }
   std::string s = "cuBLASLt GEMM " + (gemm.batch > 1 ? std::to_string(gemm.batch) + "x" : "") + std::to_string(gemm.m) +
                   "x" + std::to_string(gemm.n) + "x" + std::to_string(gemm.k);

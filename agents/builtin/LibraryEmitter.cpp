@@ -232,6 +232,8 @@ static cudnnHandle_t sc_dnn = nullptr;
 // input (our input).
 struct sc_conv_x3;  // the 3xTF32 form: defined only in candidates of jobs that allow TF32
 struct sc_conv_shape;
+// The generated launcher of the direct kernel for one shape, or nullptr where it does not apply.
+typedef int (*sc_direct_fn)(const sc_conv_shape*, const float*, const float*, float*, cudaStream_t);
 
 struct sc_conv {
   bool ready = false;
@@ -241,7 +243,7 @@ struct sc_conv {
   int algo = 0;
   size_t workspace = 0;
   sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
-  int (*direct)(const sc_conv_shape*, const float*, const float*, float*, cudaStream_t) = nullptr;  // measured faster
+  sc_direct_fn direct = nullptr;  // the direct kernel, where it measured faster than cuDNN
 };
 
 // `split` > 1: the groups run as that many calls, each on its slice of the whole tensors, all on
@@ -378,9 +380,6 @@ static int sc_direct_launch(const sc_conv_shape* s, const float* x, const float*
   sc_direct_conv<COT, KH, KW><<<grid, 128, smem, stream>>>(x, w, y, *s);
   return (int)cudaGetLastError();
 }
-
-// The generated launcher of the direct kernel for one shape, or nullptr where it does not apply.
-typedef int (*sc_direct_fn)(const sc_conv_shape*, const float*, const float*, float*, cudaStream_t);
 
 static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                           cudaStream_t stream);
