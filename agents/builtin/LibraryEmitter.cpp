@@ -395,45 +395,46 @@ static int sc_conv_desc(cudnnConvolutionDescriptor_t* d, const sc_conv_shape* s,
   return 0;
 }
 
-// cuDNN's Find for `desc` on these buffers (up to 256 MiB of workspace): the fastest algorithm of
-// math type `math`, less the FFT algorithms. They fork onto cuDNN's own streams (a captured graph
-// then runs them as parallel branches), which the verifier cannot tell from side-stream work
-// (seen on an H100: a ResNet block's 3x3 convolutions). False if no algorithm qualifies.
-static bool sc_conv_find(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, cudnnMathType_t math,
-                          const float* x, const float* w, float* y, int* algo, size_t* workspace) {
-  const size_t search = (size_t)256 << 20;
-  if (sc_reserve_workspace(search) != 0) return false;
-  int returned = 0;
-  if (s->transposed) {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    if (cudnnFindConvolutionBackwardDataAlgorithmEx(sc_dnn, c->w, w, c->in, x, desc, c->out, y,
-                                                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf,
-                                                    sc_workspace, search) != CUDNN_STATUS_SUCCESS)
-      return false;
-    for (int i = 0; i < returned; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == math &&
-          perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING) {
-        *algo = (int)perf[i].algo, *workspace = perf[i].memory;
-        return true;
-      }
-  } else {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    if (cudnnFindConvolutionForwardAlgorithmEx(sc_dnn, c->in, x, c->w, w, desc, c->out, y,
-                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, sc_workspace,
-                                               search) != CUDNN_STATUS_SUCCESS)
-      return false;
-    for (int i = 0; i < returned; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == math &&
-          perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT && perf[i].algo != CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING) {
-        *algo = (int)perf[i].algo, *workspace = perf[i].memory;
-        return true;
-      }
+// Every algorithm cuDNN has for this convolution in `desc`'s math type, each timed by our own
+// median of 5 runs on these buffers; the fastest is kept (into `*ms` where given). Find's ranking
+// is not used: its pick for a 1x1 convolution ran 1.6x slower (314 against 196 µs) than the
+// kernel eager's cuDNN chose for the same shape (93, H100), and timing Find's list again kept
+// that pick: the faster algorithm was not on the list. The FFT algorithms are left out: they fork onto
+// cuDNN's own streams (a captured graph then runs them as parallel branches), which the verifier
+// cannot tell from side-stream work (seen on an H100: a ResNet block's 3x3 convolutions). Workspace
+// up to 256 MiB. False if none ran.
+static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, const float* x,
+                           const float* w, float* y, int* algo, size_t* workspace, float* ms, cudaStream_t stream) {
+  static const int forward[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT,
+                                CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
+  static const int backward[] = {CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD,
+                                 CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED};
+  const int* algos = s->transposed ? backward : forward;
+  const int count = s->transposed ? 4 : 6;
+  const size_t limit = (size_t)256 << 20;
+  float best_ms = -1.0f;
+  for (int i = 0; i < count; ++i) {
+    size_t need = 0;
+    const cudnnStatus_t st =
+        s->transposed ? cudnnGetConvolutionBackwardDataWorkspaceSize(sc_dnn, c->w, c->in, desc, c->out,
+                                                                     (cudnnConvolutionBwdDataAlgo_t)algos[i], &need)
+                      : cudnnGetConvolutionForwardWorkspaceSize(sc_dnn, c->in, c->w, desc, c->out,
+                                                                (cudnnConvolutionFwdAlgo_t)algos[i], &need);
+    if (st != CUDNN_STATUS_SUCCESS || need > limit || sc_reserve_workspace(need) != 0) continue;
+    const float t =
+        sc_median_ms([&] { return sc_conv_run(c, s, desc, algos[i], need, 0.0f, x, w, y, stream); }, stream);
+    if (t >= 0.0f && (best_ms < 0.0f || t < best_ms)) best_ms = t, *algo = algos[i], *workspace = need;
   }
-  return false;
+  cudaGetLastError();
+  if (best_ms < 0.0f) return false;
+  if (ms) *ms = best_ms;
+  return true;
 }
 
 // fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data), the
-// algorithm by Find. Where the job allows TF32, the 3xTF32 form is measured next and kept only
+// algorithm by measurement. Where the job allows TF32, the 3xTF32 form is measured next and kept only
 // if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            sc_direct_fn direct, cudaStream_t stream) {
@@ -450,14 +451,13 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   SC_DNN(cudnnCreateFilterDescriptor(&c->w));
   SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->nd, w_slice));
   if ((st = sc_conv_desc(&c->conv, s, CUDNN_FMA_MATH)) != 0) return st;
-  if (!sc_conv_find(c, s, c->conv, CUDNN_FMA_MATH, x, w, y, &c->algo, &c->workspace)) {
+  float dnn_ms = -1.0f;
+  if (!sc_conv_choose(c, s, c->conv, x, w, y, &c->algo, &c->workspace, &dnn_ms, stream)) {
     fprintf(stderr, "cuDNN: no fp32 (FMA) algorithm for this convolution\n");
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
   }
   c->ready = true;
   if (direct) {
-    const float dnn_ms = sc_median_ms(
-        [&] { return sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream); }, stream);
     const float direct_ms = sc_median_ms([&] { return direct(s, x, w, y, stream); }, stream);
     if (direct_ms >= 0.0f && (dnn_ms < 0.0f || direct_ms < dnn_ms)) c->direct = direct;
     cudaGetLastError();
@@ -624,8 +624,8 @@ static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, co
 }
 
 // Keeps the 3xTF32 form when the whole of it (splits included) measures faster than the fp32
-// choice (cuDNN's FMA algorithm or the direct kernel) timed the same way (Find's own times follow
-// another protocol); any failure keeps the fp32 choice.
+// choice (cuDNN's FMA algorithm or the direct kernel) timed the same way; any failure keeps the
+// fp32 choice.
 static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                           cudaStream_t stream) {
   sc_conv_x3* t = new sc_conv_x3();
@@ -636,7 +636,7 @@ static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, co
   float* w_hi = t->parts + 2 * t->x_n;
   ok = ok && sc_split(x, x_hi, x_hi + t->x_n, t->x_n, stream) == 0 &&
        sc_split(w, w_hi, w_hi + t->w_n, t->w_n, stream) == 0 && sc_conv_desc(&t->conv, s, CUDNN_TENSOR_OP_MATH) == 0 &&
-       sc_conv_find(c, s, t->conv, CUDNN_TENSOR_OP_MATH, x_hi, w_hi, y, &t->algo, &t->workspace);
+       sc_conv_choose(c, s, t->conv, x_hi, w_hi, y, &t->algo, &t->workspace, nullptr, stream);
   if (ok) {
     const float fp32_ms = sc_median_ms([&] { return sc_conv_fp32(c, s, x, w, y, stream); }, stream);
     ok = sc_x3_keep(&c->x3, t, [&] { return sc_conv_x3_run(c, s, x, w, y, stream); }, fp32_ms, stream);
