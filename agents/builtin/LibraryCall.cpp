@@ -223,15 +223,39 @@ int directConvTile(const ConvCall& c) {
   return tile;
 }
 
+int directDeconvTile(const ConvCall& c) {
+  if (!c.transposed || c.inShape.size() < 3 || c.inShape.size() > 4 || c.groups < 1) return 0;
+  for (int64_t d : c.dilation)
+    if (d != 1) return 0;
+  // The window's taps as the kernel instantiates them (a unit height for 1-D), each at most 8.
+  const bool oneD = c.inShape.size() == 3;
+  const int64_t kh = oneD ? 1 : c.weightShape[2], kw = c.weightShape.back();
+  const int64_t sy = oneD ? 1 : c.stride[0], sx = c.stride.back();
+  if (kh > 8 || kw > 8 || sy < 1 || sx < 1 || sy > 8 || sx > 8) return 0;
+  const int64_t cin = c.inShape[1] / c.groups, cout = c.outShape[1] / c.groups;
+  const int64_t perPhaseTaps = cin * ((kh + sy - 1) / sy) * ((kw + sx - 1) / sx);
+  int tile = cout <= 4 ? 4 : cout <= 8 ? 8 : 16;
+  while (tile > 4 && perPhaseTaps * tile * 4 > 32 * 1024) tile /= 2;  // staged weights within 32 KiB
+  if (perPhaseTaps * tile * 4 > 32 * 1024) return 0;
+  const int64_t oh = oneD ? 1 : c.outShape[2], ow = c.outShape.back();
+  const int64_t perPhase = ((oh + sy - 1) / sy) * ((ow + sx - 1) / sx);
+  const int64_t blocks = c.inShape[0] * c.groups * ((cout + tile - 1) / tile);
+  if (sy * sx * ((perPhase + 127) / 128) > 65535 || blocks > 0x7fffffffLL) return 0;
+  return tile;
+}
+
 std::string LibraryCall::describe() const {
   if (kind == Kind::Conv) {
     const std::size_t spatial = conv.inShape.size() - 2;
     std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
                     std::to_string(spatial) + "-D " + dims(conv.inShape) + " * " + dims(conv.weightShape);
     if (conv.groups > 1) s += ", groups " + std::to_string(conv.groups);
-    const int tile = directConvTile(conv);
+    const int tile = directConvTile(conv), deconvTile = directDeconvTile(conv);
     return s + ", fp32 (FMA math), algorithm measured" +
-           (tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)" : "");
+           (tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)"
+            : deconvTile ? " (cuDNN's fastest or a direct gather kernel, one stride phase per block, " +
+                               std::to_string(deconvTile) + " output channels per thread)"
+                         : "");
   }
   std::string s = "cuBLASLt GEMM " + (gemm.batch > 1 ? std::to_string(gemm.batch) + "x" : "") + std::to_string(gemm.m) +
                   "x" + std::to_string(gemm.n) + "x" + std::to_string(gemm.k);

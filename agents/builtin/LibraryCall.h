@@ -58,6 +58,11 @@ struct LibraryCall {
 // within CUDA's limits.
 int directConvTile(const ConvCall& c);
 
+// The channel tile of the direct gather kernel for a transposed convolution, or 0 where it does
+// not apply: 1-D and 2-D, dilation 1, windows and strides up to 8, with the weights of one stride
+// phase for the tile within 32 KiB of shared memory and a grid within CUDA's limits.
+int directDeconvTile(const ConvCall& c);
+
 // mm, bmm and convolution (after normalizeGraph, addmm/baddbmm are mm/bmm plus explicit nodes).
 bool isLibraryOp(const std::string& op);
 // Says why when the operands do not fit (a dtype, a layout neither row- nor column-major, ...).

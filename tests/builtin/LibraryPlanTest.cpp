@@ -152,6 +152,32 @@ TEST(LibraryCoder, FewProductsPerOutputAlsoGetTheDirectKernel) {
   EXPECT_NE(resnet.value().cuda.find("nullptr, stream);"), std::string::npos);
 }
 
+// Transposed convolutions get the direct gather kernel with the window and strides compiled in
+// (a unit height for 1-D), and only their candidates carry its templates.
+TEST(LibraryCoder, TransposedConvolutionsAlsoGetTheDirectGatherKernel) {
+  auto upsample = fixtureCandidate("83_conv_transpose2d_tanh_scale");  // 64 -> 32, 4x4, stride 2
+  ASSERT_TRUE(upsample.ok()) << upsample.error().message;
+  EXPECT_NE(upsample.value().cuda.find("return sc_deconv_launch<16, 4, 4, 2, 2>(s, x, w, y, stream);"), std::string::npos);
+  EXPECT_NE(upsample.value().cuda.find("k0_direct, stream);"), std::string::npos);
+  EXPECT_NE(planOf("83_conv_transpose2d_tanh_scale").kernels[0].technique.find("direct gather kernel"), std::string::npos);
+  auto oneD = fixtureCandidate("69_conv_transpose1d");  // 256 -> 128, k4, stride 2
+  ASSERT_TRUE(oneD.ok()) << oneD.error().message;
+  EXPECT_NE(oneD.value().cuda.find("sc_deconv_launch<16, 1, 4, 1, 2>"), std::string::npos);
+  auto forward = fixtureCandidate("62_conv2d_3x3");
+  ASSERT_TRUE(forward.ok()) << forward.error().message;
+  EXPECT_EQ(forward.value().cuda.find("sc_direct_deconv"), std::string::npos);
+
+  ConvCall wide = planOf("83_conv_transpose2d_tanh_scale").kernels[0].library->conv;
+  EXPECT_EQ(directDeconvTile(wide), 16);
+  wide.dilation = {2, 2};
+  EXPECT_EQ(directDeconvTile(wide), 0);  // dilated: cuDNN alone
+  wide.dilation = {1, 1};
+  wide.inShape[1] = 256;  // 256 channels x 4 taps per phase: 8 channels per thread fit 32 KiB
+  EXPECT_EQ(directDeconvTile(wide), 8);
+  wide.inShape[1] = 4096;
+  EXPECT_EQ(directDeconvTile(wide), 0);
+}
+
 TEST(LibraryCoder, SeveralStepsReplayAsACudaGraphAndShareIntermediateBuffers) {
   auto c = fixtureCandidate("88_resnet_basic_block");
   ASSERT_TRUE(c.ok()) << c.error().message;
