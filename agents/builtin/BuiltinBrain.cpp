@@ -55,6 +55,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   options.tensorCores = std::find(allowed.begin(), allowed.end(), "tf32") != allowed.end();
   replanned_ = replan;
   tried_.clear();
+  lastPick_.reset();
   plan_ = makePlan(*graph_, facts.lineTimesUs, options);
   for (std::size_t i : plan_.priority) {
     const PlannedKernel& k = plan_.kernels[i];
@@ -133,21 +134,34 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
                                               const std::filesystem::path& dir, std::string& error) {
   const auto all = variants();
   std::optional<std::size_t> pick;
+  bool fp32Retry = false;
   // A failure other than a wrong answer (say a misaligned access) is retried with scalar
-  // accesses; a wrong answer or a build error is the same in every variant, so stop.
+  // accesses; a wrong answer or a build error is the same in every variant, so stop. A wrong
+  // answer from a candidate whose library calls may take their 3xTF32 form is retried once in
+  // fp32, same variant: 3xTF32 keeps about 2^-22 of each product where fp32 keeps 2^-24, and over
+  // long sums of off-centre inputs that can exceed fp32's tolerance (a 3072^3 matmul on the
+  // verifier's randn*3+0.5 trial: 0.029 off on outputs near 10^3, H100).
   if (last && !last->passed && !last->failedChecks.empty()) {
-    for (const auto& c : last->failedChecks)
-      if (c == "output_mismatch" || c == "build_error" || c == "nan_or_inf" || c == "pytorch_compute") return std::nullopt;
-    if (!tried_.count(all.size() - 1)) pick = all.size() - 1;
+    const auto& failed = last->failedChecks;
+    if (plan_.tensorCores && lastPick_ && std::find(failed.begin(), failed.end(), "output_mismatch") != failed.end()) {
+      plan_.tensorCores = false;
+      pick = lastPick_;
+      fp32Retry = true;
+    } else {
+      for (const auto& c : failed)
+        if (c == "output_mismatch" || c == "build_error" || c == "nan_or_inf" || c == "pytorch_compute") return std::nullopt;
+      if (!tried_.count(all.size() - 1)) pick = all.size() - 1;
+    }
   } else if (tried_.empty() || std::any_of(plan_.kernels.begin(), plan_.kernels.end(),
                                            [](const PlannedKernel& k) { return !k.library; })) {
     pick = chooseVariant(last);
   }  // else: library calls only, which no launch variant changes
   if (!graph_ || !pick) return std::nullopt;
   tried_.insert(*pick);
+  lastPick_ = pick;
   const Variant v = all[*pick];
   const std::string title = stepsText(plan_) + " for " + fileName(graph_->task) + (replanned_ ? ", unfused" : "") +
-                            ", " + v.name();
+                            ", " + v.name() + (fp32Retry ? ", fp32 (the 3xTF32 form missed the tolerance)" : "");
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);
   if (!c) {
     error = c.error().message;

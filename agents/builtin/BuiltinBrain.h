@@ -30,6 +30,7 @@ private:
   Plan plan_;
   ForwardSource forward_;
   std::set<std::size_t> tried_;  // indices into variants()
+  std::optional<std::size_t> lastPick_;  // the variant of the last draft
   bool replanned_ = false;
 };
 

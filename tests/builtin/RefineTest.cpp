@@ -13,17 +13,24 @@ namespace {
 
 class Refine : public ::testing::Test {
 protected:
-  void SetUp() override {
-    const auto path = testing::sourceDir() / "tests/fixtures/graphs/12_elementwise_chain.json";
-    std::ifstream in(path);
+  void SetUp() override { planTask("level2", "12_elementwise_chain", {}); }
+
+  void planTask(const std::string& level, const std::string& task, std::vector<std::string> allowPrecision) {
+    std::ifstream in(testing::sourceDir() / "tests/fixtures/graphs" / (task + ".json"));
     BaselineFacts facts;
     facts.cuda = true;
     facts.graph = protocol::json::parse(in);
     JobRequest request;
     request.jobId = "j";
-    request.taskFile = testing::sourceDir() / "bench/tasks/level2/12_elementwise_chain.py";
+    request.taskFile = testing::sourceDir() / "bench/tasks" / level / (task + ".py");
+    request.options.allowPrecision = std::move(allowPrecision);
     ASSERT_TRUE(brain.plan(facts, request, false).generatable);
     dir = std::filesystem::temp_directory_path() / ("stitch-refine-" + std::to_string(::getpid()));
+  }
+
+  std::string lastCuda() const {
+    std::ifstream in(dir / std::to_string(n - 1) / "candidate.cu");
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
 
@@ -89,6 +96,21 @@ TEST_F(Refine, AWrongAnswerEndsTheSearchAndAnotherFailureTriesScalarAccesses) {
   EXPECT_EQ(next(misaligned), (Variant{256, 1, 1}.name()));
   loop::Feedback wrong;
   wrong.failedChecks = {"output_mismatch"};
+  EXPECT_EQ(next(wrong), "");
+}
+
+// A job that allows TF32 whose candidate (library calls free to take their 3xTF32 form) gives a
+// wrong answer gets the same candidate in fp32 once; a wrong answer in fp32 then ends the search.
+TEST_F(Refine, AWrongAnswerWithTheTf32FormAllowedIsRetriedInFp32) {
+  planTask("level1", "54_matmul_square", {"tf32"});
+  const std::string first = next(std::nullopt);
+  ASSERT_NE(first, "");
+  EXPECT_NE(lastCuda().find("struct sc_gemm_x3 {"), std::string::npos);
+  loop::Feedback wrong;
+  wrong.failedChecks = {"output_mismatch"};
+  EXPECT_EQ(next(wrong), first);
+  EXPECT_EQ(lastCuda().find("struct sc_gemm_x3 {"), std::string::npos);
+  EXPECT_NE(lastCuda().find("fp32 (the 3xTF32 form missed the tolerance)"), std::string::npos);
   EXPECT_EQ(next(wrong), "");
 }
 
