@@ -305,6 +305,20 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescr
 // [tap][COT] so a tap's COT weights are vector loads all threads of the block share. KH, KW: the
 // window, when the emitter knows it at compile time (0: read from the shape). Contiguous
 // tensors, forward 2-D (1-D with a unit height), any stride, padding, dilation and groups.
+// acc[t] += v * w[t] for a tile of COT weights, read as 16-byte vectors (w 16-byte aligned).
+template <int COT>
+__host__ __device__ __forceinline__ void sc_fma_tile(float* acc, float v, const float* w) {
+  const float4* w4 = reinterpret_cast<const float4*>(w);
+#pragma unroll
+  for (int t = 0; t < COT / 4; ++t) {
+    const float4 f = w4[t];
+    acc[4 * t] = fmaf(v, f.x, acc[4 * t]);
+    acc[4 * t + 1] = fmaf(v, f.y, acc[4 * t + 1]);
+    acc[4 * t + 2] = fmaf(v, f.z, acc[4 * t + 2]);
+    acc[4 * t + 3] = fmaf(v, f.w, acc[4 * t + 3]);
+  }
+}
+
 // Adds input channel `xc`'s window at (iy0, ix0) times the tile's weights of that channel to acc.
 // CHECK: some of the window lies in the padding (zeros, skipped); without it no bound is tested.
 template <int COT, int KH, int KW, bool CHECK>
@@ -319,16 +333,7 @@ __device__ __forceinline__ void sc_direct_taps(float* acc, const float* __restri
     for (int q = 0; q < (KW ? KW : kw); ++q) {
       const int ix = ix0 + q * s.dilation[1];
       if (CHECK && (ix < 0 || ix >= W)) continue;
-      const float v = xc[iy * W + ix];
-      const float4* wt = reinterpret_cast<const float4*>(ws + (r * kw + q) * COT);
-#pragma unroll
-      for (int t = 0; t < COT / 4; ++t) {
-        const float4 f = wt[t];
-        acc[4 * t] = fmaf(v, f.x, acc[4 * t]);
-        acc[4 * t + 1] = fmaf(v, f.y, acc[4 * t + 1]);
-        acc[4 * t + 2] = fmaf(v, f.z, acc[4 * t + 2]);
-        acc[4 * t + 3] = fmaf(v, f.w, acc[4 * t + 3]);
-      }
+      sc_fma_tile<COT>(acc, xc[iy * W + ix], ws + (r * kw + q) * COT);
     }
   }
 }
@@ -563,16 +568,7 @@ __host__ __device__ inline void sc_deconv_output(const float* __restrict__ x, co
       for (int bb = 0; bb < MX; ++bb) {
         const int ix = ix0 - bb;
         if (bb >= b.nx || ix < 0 || ix >= W) continue;
-        const float v = xc[iy * W + ix];
-        const float4* wt = reinterpret_cast<const float4*>(wc + (a * MX + bb) * COT);
-#pragma unroll
-        for (int t = 0; t < COT / 4; ++t) {
-          const float4 f = wt[t];
-          acc[4 * t] = fmaf(v, f.x, acc[4 * t]);
-          acc[4 * t + 1] = fmaf(v, f.y, acc[4 * t + 1]);
-          acc[4 * t + 2] = fmaf(v, f.z, acc[4 * t + 2]);
-          acc[4 * t + 3] = fmaf(v, f.w, acc[4 * t + 3]);
-        }
+        sc_fma_tile<COT>(acc, xc[iy * W + ix], wc + (a * MX + bb) * COT);
       }
     }
   }
