@@ -243,7 +243,8 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
   for (const auto& k : plan.kernels) {
     gemm = gemm || (k.library && k.library->kind == LibraryCall::Kind::Gemm);
     conv = conv || (k.library && k.library->kind == LibraryCall::Kind::Conv);
-    directDeconv = directDeconv || (k.library && k.library->kind == LibraryCall::Kind::Conv && directDeconvTile(k.library->conv));
+    directDeconv =
+        directDeconv || (k.library && k.library->kind == LibraryCall::Kind::Conv && directDeconvTile(k.library->conv));
   }
   cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv, directDeconv, plan.tensorCores);
   std::vector<std::string> launchers;

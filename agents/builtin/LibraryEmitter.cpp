@@ -297,14 +297,6 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescr
   return 0;
 }
 
-// A direct convolution, for the shapes where each output sums few products (LeNet's 1 and 6
-// input channels, a CNN stem's 3, grouped convolutions' 8 per group), which cuDNN's fp32
-// algorithms ran at 2.6-6.4 TFLOP/s on an H100 (bench/results/conv_direct_2026-11-23_h100.md).
-// A thread takes one output position of one image and computes a tile of COT output channels of
-// one group: each input it loads feeds COT products, the tile's weights wait in shared memory as
-// [tap][COT] so a tap's COT weights are vector loads all threads of the block share. KH, KW: the
-// window, when the emitter knows it at compile time (0: read from the shape). Contiguous
-// tensors, forward 2-D (1-D with a unit height), any stride, padding, dilation and groups.
 // acc[t] += v * w[t] for a tile of COT weights, read as 16-byte vectors (w 16-byte aligned).
 template <int COT>
 __host__ __device__ __forceinline__ void sc_fma_tile(float* acc, float v, const float* w) {
@@ -319,6 +311,14 @@ __host__ __device__ __forceinline__ void sc_fma_tile(float* acc, float v, const 
   }
 }
 
+// A direct convolution, for the shapes where each output sums few products (LeNet's 1 and 6
+// input channels, a CNN stem's 3, grouped convolutions' 8 per group), which cuDNN's fp32
+// algorithms ran at 2.6-6.4 TFLOP/s on an H100 (bench/results/conv_direct_2026-11-23_h100.md).
+// A thread takes one output position of one image and computes a tile of COT output channels of
+// one group: each input it loads feeds COT products, the tile's weights wait in shared memory as
+// [tap][COT] so a tap's COT weights are vector loads all threads of the block share. KH, KW: the
+// window, when the emitter knows it at compile time (0: read from the shape). Contiguous
+// tensors, forward 2-D (1-D with a unit height), any stride, padding, dilation and groups.
 // Adds input channel `xc`'s window at (iy0, ix0) times the tile's weights of that channel to acc.
 // CHECK: some of the window lies in the padding (zeros, skipped); without it no bound is tested.
 template <int COT, int KH, int KW, bool CHECK>
@@ -404,15 +404,18 @@ static int sc_conv_desc(cudnnConvolutionDescriptor_t* d, const sc_conv_shape* s,
 // median of 5 runs on these buffers; the fastest is kept (into `*ms` where given). Find's ranking
 // is not used: its pick for a 1x1 convolution ran 1.6x slower (314 against 196 µs) than the
 // kernel eager's cuDNN chose for the same shape (93, H100), and timing Find's list again kept
-// that pick: the faster algorithm was not on the list. The FFT algorithms are left out: they fork onto
-// cuDNN's own streams (a captured graph then runs them as parallel branches), which the verifier
-// cannot tell from side-stream work (seen on an H100: a ResNet block's 3x3 convolutions). Workspace
-// up to 256 MiB. False if none ran.
+// that pick: the faster algorithm was not on the list. The FFT algorithms are left out: they
+// fork onto cuDNN's own streams (a captured graph then runs them as parallel branches), which
+// the verifier cannot tell from side-stream work (seen on an H100: a ResNet block's 3x3
+// convolutions). Workspace up to 256 MiB. False if none ran.
 static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, const float* x,
                            const float* w, float* y, int* algo, size_t* workspace, float* ms, cudaStream_t stream) {
-  static const int forward[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-                                CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_DIRECT,
-                                CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
+  static const int forward[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+                                CUDNN_CONVOLUTION_FWD_ALGO_DIRECT,
+                                CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+                                CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
   static const int backward[] = {CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD,
                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED};
@@ -439,8 +442,8 @@ static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionD
 }
 
 // fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data), the
-// algorithm by measurement. Where the job allows TF32, the 3xTF32 form is measured next and kept only
-// if faster.
+// algorithm by measurement. Where the job allows TF32, the 3xTF32 form is measured next and kept
+// only if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            sc_direct_fn direct, cudaStream_t stream) {
   if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));
@@ -496,7 +499,7 @@ constexpr const char* kDeconvDirect = R"(
 // ox mod SX): all its threads use the same taps, with no divergence and none of the S*S-fold
 // wasted tests of a scatter, and it stages just those taps of its COT output channels' weights in
 // shared memory as [ci][a][b][COT]. A thread computes one output position for the COT channels.
-// Forward 1-D (a unit height) and 2-D, contiguous, dilation 1, any padding and groups. The
+// 1-D (a unit height) and 2-D, contiguous, dilation 1, any padding and groups. The
 // block's work is split into host-callable steps so the CPU tests can run them thread by thread.
 struct sc_deconv_block {
   int n, g, tile;    // image, group, channel tile
@@ -596,7 +599,8 @@ static int sc_deconv_launch(const sc_conv_shape* s, const float* x, const float*
   const int tiles = (s->out[1] / s->groups + COT - 1) / COT;
   const int per_phase = ((s->out[2] + SY - 1) / SY) * ((s->out[3] + SX - 1) / SX);
   const dim3 grid((unsigned)(s->in[0] * s->groups * tiles), (unsigned)(SY * SX * ((per_phase + 127) / 128)));
-  const size_t smem = (size_t)(s->in[1] / s->groups) * ((KH + SY - 1) / SY) * ((KW + SX - 1) / SX) * COT * sizeof(float);
+  const size_t taps = (size_t)(s->in[1] / s->groups) * ((KH + SY - 1) / SY) * ((KW + SX - 1) / SX);
+  const size_t smem = taps * COT * sizeof(float);
   sc_direct_deconv<COT, KH, KW, SY, SX><<<grid, 128, smem, stream>>>(x, w, y, *s);
   return (int)cudaGetLastError();
 }
