@@ -459,7 +459,7 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   SC_DNN(cudnnCreateFilterDescriptor(&c->w));
   SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->nd, w_slice));
   if ((st = sc_conv_desc(&c->conv, s, CUDNN_FMA_MATH)) != 0) return st;
-  float dnn_ms = -1.0f;
+  float dnn_ms = 0.0f;  // cuDNN's time for the algorithm chosen
   if (!sc_conv_choose(c, s, c->conv, x, w, y, &c->algo, &c->workspace, &dnn_ms, stream)) {
     fprintf(stderr, "cuDNN: no fp32 (FMA) algorithm for this convolution\n");
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
@@ -467,7 +467,7 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   c->ready = true;
   if (direct) {
     const float direct_ms = sc_median_ms([&] { return direct(s, x, w, y, stream); }, stream);
-    if (direct_ms >= 0.0f && (dnn_ms < 0.0f || direct_ms < dnn_ms)) c->direct = direct;
+    if (direct_ms >= 0.0f && direct_ms < dnn_ms) c->direct = direct;
     cudaGetLastError();
   }
   return sc_conv_x3_try(c, s, x, w, y, stream);
@@ -508,10 +508,30 @@ struct sc_deconv_block {
   int py, px, first; // the phase and the block's first position within it
 };
 
+// Output positions of a stride phase, at most (every SY-th row, every SX-th column).
+template <int SY, int SX>
+__host__ __device__ inline int sc_deconv_per_phase(const sc_conv_shape& s) {
+  return ((s.out[2] + SY - 1) / SY) * ((s.out[3] + SX - 1) / SX);
+}
+
+// Weights a block stages: each input channel's taps of one phase, for COT output channels.
+template <int COT, int KH, int KW, int SY, int SX>
+__host__ __device__ inline int sc_deconv_staged(const sc_conv_shape& s) {
+  return s.in[1] / s.groups * ((KH + SY - 1) / SY) * ((KW + SX - 1) / SX) * COT;
+}
+
+// The grid: images x groups x channel tiles, then phases x 128-position chunks of a phase.
+template <int COT, int SY, int SX>
+__host__ __device__ inline dim3 sc_deconv_grid(const sc_conv_shape& s) {
+  const int tiles = (s.out[1] / s.groups + COT - 1) / COT;
+  const int chunks = (sc_deconv_per_phase<SY, SX>(s) + 127) / 128;
+  return dim3((unsigned)(s.in[0] * s.groups * tiles), (unsigned)(SY * SX * chunks));
+}
+
 template <int COT, int KH, int KW, int SY, int SX>
 __host__ __device__ inline sc_deconv_block sc_deconv_block_of(int bx, int by, const sc_conv_shape& s) {
   const int cout = s.out[1] / s.groups, tiles = (cout + COT - 1) / COT;
-  const int per_phase = ((s.out[2] + SY - 1) / SY) * ((s.out[3] + SX - 1) / SX), chunks = (per_phase + 127) / 128;
+  const int chunks = (sc_deconv_per_phase<SY, SX>(s) + 127) / 128;
   sc_deconv_block b;
   b.tile = bx % tiles;
   bx /= tiles;
@@ -553,7 +573,7 @@ __host__ __device__ inline void sc_deconv_output(const float* __restrict__ x, co
   const int cin = s.in[1] / s.groups, cout = s.out[1] / s.groups;
   const int PW = (OW + SX - 1) / SX, q = b.first + thread;
   const int oy = b.py + q / PW * SY, ox = b.px + q % PW * SX;
-  if (q >= ((OH + SY - 1) / SY) * PW || oy >= OH || ox >= OW) return;
+  if (q >= sc_deconv_per_phase<SY, SX>(s) || oy >= OH || ox >= OW) return;
   // Tap (ry + SY*a) of this output reads input row iy0 - a (exact: oy + pad - ry is a multiple of SY).
   const int iy0 = (oy + s.pad[0] - b.ry) / SY, ix0 = (ox + s.pad[1] - b.rx) / SX;
   float acc[COT];
@@ -587,21 +607,16 @@ __global__ void __launch_bounds__(128) sc_direct_deconv(const float* __restrict_
   extern __shared__ float4 sc_deconv_smem[];
   float* ws = reinterpret_cast<float*>(sc_deconv_smem);
   const sc_deconv_block b = sc_deconv_block_of<COT, KH, KW, SY, SX>(blockIdx.x, blockIdx.y, s);
-  const int staged = s.in[1] / s.groups * ((KH + SY - 1) / SY) * ((KW + SX - 1) / SX) * COT;
+  const int staged = sc_deconv_staged<COT, KH, KW, SY, SX>(s);
   for (int i = threadIdx.x; i < staged; i += blockDim.x) ws[i] = sc_deconv_weight<COT, KH, KW, SY, SX>(w, b, s, i);
   __syncthreads();
   sc_deconv_output<COT, KH, KW, SY, SX>(x, ws, y, b, s, threadIdx.x);
 }
 
-// The grid: images x groups x channel tiles, then phases x 128-position chunks of a phase.
 template <int COT, int KH, int KW, int SY, int SX>
 static int sc_deconv_launch(const sc_conv_shape* s, const float* x, const float* w, float* y, cudaStream_t stream) {
-  const int tiles = (s->out[1] / s->groups + COT - 1) / COT;
-  const int per_phase = ((s->out[2] + SY - 1) / SY) * ((s->out[3] + SX - 1) / SX);
-  const dim3 grid((unsigned)(s->in[0] * s->groups * tiles), (unsigned)(SY * SX * ((per_phase + 127) / 128)));
-  const size_t taps = (size_t)(s->in[1] / s->groups) * ((KH + SY - 1) / SY) * ((KW + SX - 1) / SX);
-  const size_t smem = taps * COT * sizeof(float);
-  sc_direct_deconv<COT, KH, KW, SY, SX><<<grid, 128, smem, stream>>>(x, w, y, *s);
+  const size_t smem = (size_t)sc_deconv_staged<COT, KH, KW, SY, SX>(*s) * sizeof(float);
+  sc_direct_deconv<COT, KH, KW, SY, SX><<<sc_deconv_grid<COT, SY, SX>(*s), 128, smem, stream>>>(x, w, y, *s);
   return (int)cudaGetLastError();
 }
 )";

@@ -63,14 +63,12 @@ bool check(const Case& c, unsigned seed) {
   std::vector<float> y(static_cast<size_t>(c.n) * c.cout * oh * ow, NAN);
 
   // The launcher's grid and shared memory, block by block.
-  const int tiles = (wt[1] + COT - 1) / COT;
-  const int perPhase = ((oh + SY - 1) / SY) * ((ow + SX - 1) / SX);
-  const int gx = c.n * c.groups * tiles, gy = SY * SX * ((perPhase + 127) / 128);
-  const int staged = c.cin / c.groups * ((KH + SY - 1) / SY) * ((KW + SX - 1) / SX) * COT;
+  const dim3 grid = sc_deconv_grid<COT, SY, SX>(s);
+  const int staged = sc_deconv_staged<COT, KH, KW, SY, SX>(s);
   std::vector<float4> smem((staged + 3) / 4);
   float* ws = reinterpret_cast<float*>(smem.data());
-  for (int bx = 0; bx < gx; ++bx)
-    for (int by = 0; by < gy; ++by) {
+  for (int bx = 0; bx < static_cast<int>(grid.x); ++bx)
+    for (int by = 0; by < static_cast<int>(grid.y); ++by) {
       const sc_deconv_block b = sc_deconv_block_of<COT, KH, KW, SY, SX>(bx, by, s);
       for (int i = 0; i < staged; ++i) ws[i] = sc_deconv_weight<COT, KH, KW, SY, SX>(w.data(), b, s, i);
       for (int t = 0; t < 128; ++t) sc_deconv_output<COT, KH, KW, SY, SX>(x.data(), ws, y.data(), b, s, t);
