@@ -3,6 +3,8 @@
 
 #include "agents/builtin/NodeArgs.h"
 
+#include <optional>
+
 namespace stitch::agents::builtin {
 namespace {
 
@@ -152,8 +154,93 @@ Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node) {
   return baseName(node.op) == "convolution" ? matchConv(graph, node) : matchGemm(graph, node);
 }
 
+namespace {
+
+// `id` as one float per output channel: the ABI root of a contiguous 1-D tensor of `channels`
+// elements, read at its own offset and shaped to line up with the output's dim 1: [C] for a
+// parameter read per channel (`broadcastRank` 0), or [C, 1, ...] / [1, C, 1, ...] for a tensor
+// broadcast against an output of rank `broadcastRank`.
+std::optional<std::string> channelVector(const Graph& g, const std::string& id, int64_t channels,
+                                         std::size_t broadcastRank) {
+  const TensorInfo* t = g.tensor(id);
+  if (!t || t->dtype != "float32" || t->numel() != channels) return std::nullopt;
+  auto root = g.abiRoot(*t);
+  if (!root || root.value()->storageOffset != t->storageOffset || root.value()->shape.size() != 1 ||
+      !root.value()->contiguous())
+    return std::nullopt;
+  const auto& shape = t->shape;
+  std::size_t at = 0;
+  if (broadcastRank == 0 ? shape.size() != 1 : shape.size() + 1 != broadcastRank) {
+    if (broadcastRank == 0 || shape.size() != broadcastRank) return std::nullopt;
+    at = 1;
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (d != at && shape[d] != 1) return std::nullopt;
+  return root.value()->id;
+}
+
+// The convolution's epilogue (ConvEpilogue): bias, then inference batch norm, then ReLU.
+bool foldConvEpilogue(ConvCall& cv, const Graph& graph, const Node& node) {
+  if (!directConvTile(cv)) return false;
+  ConvEpilogue& e = cv.epilogue;
+  const std::string b = baseName(node.op);
+  const int64_t channels = cv.outShape[1];
+  const std::size_t rank = cv.outShape.size();
+  auto readsConv = [&](const char* name) {
+    const Argument* a = node.arg(name);
+    return a && a->tensor && readsOutput(graph, *a->tensor, cv.output);
+  };
+  if (b == "add" && e.empty() && number(node, "alpha", 1.0) == 1.0) {
+    const Argument* vec = readsConv("self") ? node.arg("other") : readsConv("other") ? node.arg("self") : nullptr;
+    auto bias = vec && vec->tensor ? channelVector(graph, *vec->tensor, channels, rank) : std::nullopt;
+    if (!bias) return false;
+    e.bias = *bias;
+  } else if (b.find("batch_norm") != std::string::npos && e.mean.empty() && !e.relu && readsConv("input")) {
+    // As KernelBuilder::lowerBatchNorm reads it: the no-training forms, or training=False.
+    const bool training = b == "_native_batch_norm_legit_no_training" || b == "_batch_norm_no_update"
+                              ? false
+                              : number(node, "training", 0) != 0;
+    if (training || isNone(node, "running_mean") || isNone(node, "running_var")) return false;
+    auto param = [&](const char* name) -> std::optional<std::string> {
+      if (isNone(node, name)) return std::string();
+      const Argument* a = node.arg(name);
+      if (!a || !a->tensor) return std::nullopt;
+      return channelVector(graph, *a->tensor, channels, 0);
+    };
+    auto mean = param("running_mean"), var = param("running_var"), scale = param("weight"), shift = param("bias");
+    if (!mean || !var || !scale || !shift) return false;
+    e.mean = *mean, e.var = *var, e.scale = *scale, e.shift = *shift;
+    e.eps = number(node, "eps", number(node, "epsilon", 1e-5));
+  } else if (b == "relu" && !e.relu && readsConv("self")) {
+    e.relu = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> ConvEpilogue::reads() const {
+  std::vector<std::string> r;
+  for (const std::string* id : {&bias, &mean, &var, &scale, &shift})
+    if (!id->empty()) r.push_back(*id);
+  return r;
+}
+
 bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
-  if (call.kind != LibraryCall::Kind::Gemm || node.outputs.size() != 1) return false;
+  if (node.outputs.empty()) return false;
+  if (call.kind == LibraryCall::Kind::Conv) {
+    ConvCall folded = call.conv;
+    if (!foldConvEpilogue(folded, graph, node)) return false;
+    const TensorInfo* out = graph.tensor(node.outputs[0]);
+    if (!out || out->shape != folded.outShape || out->dtype != "float32" || !out->contiguous()) return false;
+    folded.output = out->id;
+    call.conv = std::move(folded);
+    call.nodeIds.push_back(node.id);
+    return true;
+  }
+  if (node.outputs.size() != 1) return false;
   GemmCall& gm = call.gemm;
   const std::string b = baseName(node.op);
   const Argument* self = node.arg("self");
@@ -192,7 +279,11 @@ bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
 }
 
 std::vector<std::string> LibraryCall::reads() const {
-  if (kind == Kind::Conv) return {conv.input, conv.weight};
+  if (kind == Kind::Conv) {
+    std::vector<std::string> r{conv.input, conv.weight};
+    for (const auto& id : conv.epilogue.reads()) r.push_back(id);
+    return r;
+  }
   std::vector<std::string> r{gemm.a.tensorId, gemm.b.tensorId};
   if (gemm.bias) r.push_back(gemm.bias->tensorId);
   return r;
@@ -250,6 +341,16 @@ std::string LibraryCall::describe() const {
     std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
                     std::to_string(spatial) + "-D " + dims(conv.inShape) + " * " + dims(conv.weightShape);
     if (conv.groups > 1) s += ", groups " + std::to_string(conv.groups);
+    const ConvEpilogue& e = conv.epilogue;
+    if (!e.empty()) {
+      std::vector<std::string> ep;
+      if (!e.bias.empty()) ep.push_back("bias");
+      if (!e.mean.empty()) ep.push_back("batch norm");
+      if (e.relu) ep.push_back("relu");
+      s += ", ";
+      for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
+      s += " epilogue (applied by the direct kernel as it stores, else one pass after cuDNN)";
+    }
     const int tile = directConvTile(conv), deconvTile = directDeconvTile(conv);
     return s + ", fp32 (FMA math), algorithm measured" +
            (tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)"
@@ -268,7 +369,7 @@ std::string LibraryCall::describe() const {
     for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
     s += " epilogue";
   }
-  return s + ", fp32, algorithm measured among cuBLASLt's heuristics";
+  return s + ", fp32, algorithm measured among every cuBLASLt configuration";
 }
 
 }  // namespace stitch::agents::builtin

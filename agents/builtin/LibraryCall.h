@@ -30,6 +30,20 @@ struct GemmCall {
   std::string output;                 // written contiguous [batch, m, n]
 };
 
+// The elementwise tail folded into a convolution whose direct kernel applies (directConvTile):
+// per output channel, the split-off bias, an inference batch norm and a ReLU, each optional, in
+// that order and in the arithmetic of the generated kernel it replaces. The direct kernel
+// applies it as it stores; after cuDNN (when cuDNN measured faster) it is one in-place pass,
+// what the generated tail kernel would have cost.
+struct ConvEpilogue {
+  std::string bias;                        // [C] ABI tensor, or ""
+  std::string mean, var, scale, shift;     // batch norm: mean and var together; scale, shift optional
+  double eps = 1e-5;
+  bool relu = false;
+  bool empty() const { return bias.empty() && mean.empty() && !relu; }
+  std::vector<std::string> reads() const;
+};
+
 struct ConvCall {
   bool transposed = false;
   std::string input, weight, output;  // ABI tensors; input and weight are read contiguous
@@ -37,6 +51,7 @@ struct ConvCall {
   std::vector<int64_t> inShape, weightShape, outShape;  // N, C, spatial... as PyTorch has them
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
+  ConvEpilogue epilogue;
 };
 
 struct LibraryCall {
@@ -67,10 +82,11 @@ int directDeconvTile(const ConvCall& c);
 bool isLibraryOp(const std::string& op);
 // Says why when the operands do not fit (a dtype, a layout neither row- nor column-major, ...).
 Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node);
-// Folds `node` into a GEMM's epilogue when cuBLASLt can apply it there and it reads the call's
-// output: a scalar multiply (alpha, before anything else), a row-broadcast bias add, then ReLU or
-// tanh-GELU (cuBLASLt's GELU is the tanh form, so erf-GELU stays in a generated kernel). The
-// caller makes sure nothing else reads the output being replaced.
+// Folds `node` into the call's epilogue when the call can apply it there and it reads the call's
+// output. A GEMM's is cuBLASLt's: a scalar multiply (alpha, before anything else), a
+// row-broadcast bias add, then ReLU or tanh-GELU (cuBLASLt's GELU is the tanh form, so erf-GELU
+// stays in a generated kernel). A convolution's is ConvEpilogue, for the shapes its direct
+// kernel applies to. The caller makes sure nothing else reads the output being replaced.
 bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node);
 
 }  // namespace stitch::agents::builtin

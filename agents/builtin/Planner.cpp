@@ -119,13 +119,40 @@ private:
 
   // Folds `n` into the open library call's epilogue when the library can apply it and nothing
   // else reads the output it replaces; only while no generated kernel has started after the call.
+  // A convolution's tail that ends in a pooling window stays out of its epilogue: the window
+  // computes it where it reads each element (poolTakesOpenKernel), which costs no pass of its
+  // own even when cuDNN runs the convolution.
   bool foldIntoLibrary(const Node& n) {
     if (!options_.fuse || !onlyViewsOpen()) return false;
     if (consumedOutside(library_->output(), {n.id})) return false;
+    if (library_->kind == LibraryCall::Kind::Conv && feedsPool(n)) return false;
     LibraryCall folded = *library_;
     if (!foldEpilogue(folded, graph_, n)) return false;
     library_ = std::move(folded);
+    folded_.insert(n.id);
     return true;
+  }
+
+  // Whether `n`'s result flows, through nodes that are each its only reader, into a pooling node.
+  bool feedsPool(const Node& n) const {
+    const Node* at = &n;
+    for (int depth = 0; depth < 16 && at->outputs.size() >= 1; ++depth) {
+      const Node* reader = nullptr;
+      int readers = 0;
+      for (const Node& m : graph_.nodes) {
+        if (m.kind == "view") continue;
+        for (const Argument& a : m.inputs)
+          if (a.tensor && reachesTensor(*a.tensor, at->outputs[0])) {
+            reader = &m;
+            ++readers;
+            break;
+          }
+      }
+      if (readers != 1) return false;
+      if (baseName(reader->op).find("pool") != std::string::npos) return true;
+      at = reader;
+    }
+    return false;
   }
 
   // A pooling node takes the open elementwise kernel into its window when nothing else needs the
@@ -177,18 +204,23 @@ private:
     plan_.kernels.push_back(describe(std::move(k).value()));
   }
 
+  // `id` is `tensor` or a view of it.
+  bool reachesTensor(const std::string& id, const std::string& tensor) const {
+    for (const TensorInfo* t = graph_.tensor(id); t; t = t->viewOf ? graph_.tensor(*t->viewOf) : nullptr)
+      if (t->id == tensor) return true;
+    return false;
+  }
+
   // Returned by the forward or read by a computing node outside the kernel, directly or through
-  // views of it (a view nothing reads, such as unused pooling indices, does not count).
+  // views of it (a view nothing reads, such as unused pooling indices, does not count). Nodes
+  // folded into a library call's epilogue read nothing here: the call reads their operands
+  // itself (a convolution's bias through its [C, 1, 1] view).
   bool consumedOutside(const std::string& tensor, const std::set<int>& inKernel) const {
-    auto reaches = [&](const std::string& id) {
-      for (const TensorInfo* t = graph_.tensor(id); t; t = t->viewOf ? graph_.tensor(*t->viewOf) : nullptr)
-        if (t->id == tensor) return true;
-      return false;
-    };
+    auto reaches = [&](const std::string& id) { return reachesTensor(id, tensor); };
     for (const auto& o : graph_.outputs)
       if (reaches(o)) return true;
     for (const Node& n : graph_.nodes) {
-      if (inKernel.count(n.id) || n.kind == "view") continue;
+      if (inKernel.count(n.id) || folded_.count(n.id) || n.kind == "view") continue;
       for (const Argument& a : n.inputs) {
         std::vector<std::string> ids = a.tensors;
         if (a.tensor) ids.push_back(*a.tensor);
@@ -273,6 +305,7 @@ private:
   PlannerOptions options_;
   KernelBuilder open_;
   std::optional<LibraryCall> library_;  // the library step whose epilogue may still grow
+  std::set<int> folded_;                // nodes folded into library calls' epilogues
   Plan plan_;
 };
 

@@ -115,13 +115,53 @@ TEST(LibraryPlan, DepthwiseConvolutionsAreGeneratedWithTheirTailFused) {
   EXPECT_NE(c.value().cuda.find("* wgt[(int64_t)0LL + c1 * (int64_t)9LL + k0 * (int64_t)3LL + k1 * (int64_t)1LL]"),
             std::string::npos);
   EXPECT_EQ(c.value().cuda.find("cudnn"), std::string::npos);
-  // Depthwise, then batch norm and ReLU in the same kernel; the pointwise convolution is cuDNN's.
+  // Depthwise, then batch norm and ReLU in the same kernel; the pointwise convolution is cuDNN's
+  // (or the direct kernel's), its batch norm and ReLU in its epilogue.
   const Plan separable = planOf("93_depthwise_separable");
-  ASSERT_GE(separable.kernels.size(), 3u);
+  ASSERT_EQ(separable.kernels.size(), 2u);
   EXPECT_FALSE(separable.kernels[0].library);
   EXPECT_NE(separable.kernels[0].technique.find("depthwise convolution"), std::string::npos);
   ASSERT_TRUE(separable.kernels[1].library);
   EXPECT_EQ(separable.kernels[1].library->conv.groups, 1);
+  EXPECT_FALSE(separable.kernels[1].library->conv.epilogue.mean.empty());
+  EXPECT_TRUE(separable.kernels[1].library->conv.epilogue.relu);
+}
+
+// A convolution whose direct kernel applies takes its split-off bias, an inference batch norm
+// and a ReLU into its epilogue: the stem's two Conv-BN-ReLU blocks are two library steps, each
+// passing the batch norm's four parameters, and nothing else.
+TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
+  const Plan stem = planOf("87_conv_bn_relu_stem");
+  ASSERT_EQ(stem.kernels.size(), 2u);
+  for (const auto& k : stem.kernels) {
+    ASSERT_TRUE(k.library);
+    const ConvEpilogue& e = k.library->conv.epilogue;
+    EXPECT_TRUE(e.bias.empty());
+    EXPECT_FALSE(e.mean.empty() || e.var.empty() || e.scale.empty() || e.shift.empty());
+    EXPECT_TRUE(e.relu);
+    EXPECT_EQ(k.library->reads().size(), 6u);  // input, weight, mean, var, scale, shift
+    EXPECT_NE(k.technique.find("batch norm + relu epilogue"), std::string::npos);
+  }
+  auto c = fixtureCandidate("87_conv_bn_relu_stem");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_NE(c.value().cuda.find("(1e-05f), 1};\n  return sc_conv_launch(&k0_state"), std::string::npos);
+  EXPECT_NE(c.value().cuda.find("return sc_direct_launch<16, 3, 3>(s, x, w, y, e, stream);"), std::string::npos);
+
+  // A single convolution's bias; a transposed one keeps its tail in a generated kernel.
+  const ConvCall pointwise = planOf("66_conv2d_pointwise").kernels.at(0).library->conv;
+  EXPECT_FALSE(pointwise.epilogue.bias.empty());
+  EXPECT_FALSE(pointwise.epilogue.relu);
+  const Plan upsample = planOf("83_conv_transpose2d_tanh_scale");
+  ASSERT_GE(upsample.kernels.size(), 2u);
+  EXPECT_TRUE(upsample.kernels[0].library->conv.epilogue.empty());
+}
+
+// Where the tail ends in a pooling window, the window computes it and the convolution keeps no
+// epilogue (its output is read once either way, and cuDNN's needs no pass of its own).
+TEST(LibraryPlan, ATailIntoAPoolStaysInThePoolsWindow) {
+  const Plan p = planOf("81_conv2d_relu_maxpool");
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_TRUE(p.kernels[0].library->conv.epilogue.empty());
 }
 
 TEST(LibraryPlan, GroupedConvolutionsRunOneCuDnnCallPerGroup) {
@@ -140,8 +180,8 @@ TEST(LibraryCoder, FewProductsPerOutputAlsoGetTheDirectKernel) {
   auto lenet = fixtureCandidate("91_lenet5");
   ASSERT_TRUE(lenet.ok()) << lenet.error().message;
   const std::string& cu = lenet.value().cuda;
-  EXPECT_NE(cu.find("return sc_direct_launch<8, 5, 5>(s, x, w, y, stream);"), std::string::npos);   // 1 -> 6
-  EXPECT_NE(cu.find("return sc_direct_launch<16, 5, 5>(s, x, w, y, stream);"), std::string::npos);  // 6 -> 16
+  EXPECT_NE(cu.find("return sc_direct_launch<8, 5, 5>(s, x, w, y, e, stream);"), std::string::npos);   // 1 -> 6
+  EXPECT_NE(cu.find("return sc_direct_launch<16, 5, 5>(s, x, w, y, e, stream);"), std::string::npos);  // 6 -> 16
   EXPECT_NE(cu.find("k0_direct, stream);"), std::string::npos);
   auto grouped = fixtureCandidate("64_conv2d_grouped");
   ASSERT_TRUE(grouped.ok()) << grouped.error().message;
@@ -157,7 +197,8 @@ TEST(LibraryCoder, FewProductsPerOutputAlsoGetTheDirectKernel) {
 TEST(LibraryCoder, TransposedConvolutionsAlsoGetTheDirectGatherKernel) {
   auto upsample = fixtureCandidate("83_conv_transpose2d_tanh_scale");  // 64 -> 32, 4x4, stride 2
   ASSERT_TRUE(upsample.ok()) << upsample.error().message;
-  EXPECT_NE(upsample.value().cuda.find("return sc_deconv_launch<16, 4, 4, 2, 2>(s, x, w, y, stream);"), std::string::npos);
+  EXPECT_NE(upsample.value().cuda.find("const int st = sc_deconv_launch<16, 4, 4, 2, 2>(s, x, w, y, stream);"),
+            std::string::npos);
   EXPECT_NE(upsample.value().cuda.find("k0_direct, stream);"), std::string::npos);
   EXPECT_NE(planOf("83_conv_transpose2d_tanh_scale").kernels[0].technique.find("direct gather kernel"), std::string::npos);
   auto oneD = fixtureCandidate("69_conv_transpose1d");  // 256 -> 128, k4, stride 2
