@@ -127,9 +127,9 @@ TEST(LibraryPlan, DepthwiseConvolutionsAreGeneratedWithTheirTailFused) {
   EXPECT_TRUE(separable.kernels[1].library->conv.epilogue.relu);
 }
 
-// A convolution whose direct kernel applies takes its split-off bias, an inference batch norm
-// and a ReLU into its epilogue: the stem's two Conv-BN-ReLU blocks are two library steps, each
-// passing the batch norm's four parameters, and nothing else.
+// A convolution whose direct kernel applies takes an inference batch norm and a ReLU (and a bias
+// before them) into its epilogue where they end the chain: the stem's two Conv-BN-ReLU blocks
+// are two library steps, each passing the batch norm's four parameters, and nothing else.
 TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
   const Plan stem = planOf("87_conv_bn_relu_stem");
   ASSERT_EQ(stem.kernels.size(), 2u);
@@ -147,21 +147,24 @@ TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
   EXPECT_NE(c.value().cuda.find("(1e-05f), 1};\n  return sc_conv_launch(&k0_state"), std::string::npos);
   EXPECT_NE(c.value().cuda.find("return sc_direct_launch<16, 3, 3>(s, x, w, y, e, stream);"), std::string::npos);
 
-  // A single convolution's bias; a transposed one keeps its tail in a generated kernel.
-  const ConvCall pointwise = planOf("66_conv2d_pointwise").kernels.at(0).library->conv;
-  EXPECT_FALSE(pointwise.epilogue.bias.empty());
-  EXPECT_FALSE(pointwise.epilogue.relu);
+  // A bias alone, and a transposed convolution's tail, stay in a generated kernel.
+  const Plan pointwise = planOf("66_conv2d_pointwise");
+  ASSERT_EQ(pointwise.kernels.size(), 2u);
+  EXPECT_TRUE(pointwise.kernels[0].library->conv.epilogue.empty());
   const Plan upsample = planOf("83_conv_transpose2d_tanh_scale");
   ASSERT_GE(upsample.kernels.size(), 2u);
   EXPECT_TRUE(upsample.kernels[0].library->conv.epilogue.empty());
 }
 
-// Where the tail ends in a pooling window, the window computes it and the convolution keeps no
-// epilogue (its output is read once either way, and cuDNN's needs no pass of its own).
-TEST(LibraryPlan, ATailIntoAPoolStaysInThePoolsWindow) {
-  const Plan p = planOf("81_conv2d_relu_maxpool");
-  ASSERT_EQ(p.kernels.size(), 2u);
-  EXPECT_TRUE(p.kernels[0].library->conv.epilogue.empty());
+// Where the tail goes on into generated work (a pooling window, a reduction), it fuses there and
+// the convolution keeps no epilogue (its output is read once either way, and cuDNN's needs no
+// pass of its own).
+TEST(LibraryPlan, ATailIntoGeneratedWorkStaysThere) {
+  const Plan pool = planOf("81_conv2d_relu_maxpool");
+  ASSERT_EQ(pool.kernels.size(), 2u);
+  EXPECT_TRUE(pool.kernels[0].library->conv.epilogue.empty());
+  for (const auto& k : planOf("92_se_block").kernels)
+    if (k.library && k.library->kind == LibraryCall::Kind::Conv) EXPECT_TRUE(k.library->conv.epilogue.empty());
 }
 
 TEST(LibraryPlan, GroupedConvolutionsRunOneCuDnnCallPerGroup) {
