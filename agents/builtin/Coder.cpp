@@ -241,7 +241,9 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
   for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : " ") << lay.slots[i].expr;
   bool gemm = false, conv = false, directDeconv = false;
   for (const auto& k : plan.kernels) {
-    gemm = gemm || (k.library && k.library->kind == LibraryCall::Kind::Gemm);
+    // A pointwise convolution measures a cuBLASLt GEMM against cuDNN.
+    gemm = gemm || (k.library && (k.library->kind == LibraryCall::Kind::Gemm ||
+                                  (k.library->kind == LibraryCall::Kind::Conv && pointwiseGemm(k.library->conv))));
     conv = conv || (k.library && k.library->kind == LibraryCall::Kind::Conv);
     directDeconv =
         directDeconv || (k.library && k.library->kind == LibraryCall::Kind::Conv && directDeconvTile(k.library->conv));

@@ -181,7 +181,7 @@ std::optional<std::string> channelVector(const Graph& g, const std::string& id, 
 
 // The convolution's epilogue (ConvEpilogue): bias, then inference batch norm, then ReLU.
 bool foldConvEpilogue(ConvCall& cv, const Graph& graph, const Node& node) {
-  if (!directConvTile(cv)) return false;
+  if (!directConvTile(cv) && !pointwiseGemm(cv)) return false;
   ConvEpilogue& e = cv.epilogue;
   const std::string b = baseName(node.op);
   const int64_t channels = cv.outShape[1];
@@ -314,6 +314,17 @@ int directConvTile(const ConvCall& c) {
   return tile;
 }
 
+bool pointwiseGemm(const ConvCall& c) {
+  if (c.transposed || c.groups != 1 || c.inShape.size() < 3 || c.inputOffset != 0 || c.weightOffset != 0) return false;
+  for (std::size_t d = 2; d < c.weightShape.size(); ++d)
+    if (c.weightShape[d] != 1) return false;
+  for (int64_t s : c.stride)
+    if (s != 1) return false;
+  for (int64_t p : c.padding)
+    if (p != 0) return false;
+  return true;
+}
+
 int directDeconvTile(const ConvCall& c) {
   if (!c.transposed || c.inShape.size() < 3 || c.inShape.size() > 4 || c.groups < 1) return 0;
   for (int64_t d : c.dilation)
@@ -349,11 +360,13 @@ std::string LibraryCall::describe() const {
       if (e.relu) ep.push_back("relu");
       s += ", ";
       for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
-      s += " epilogue (applied by the direct kernel as it stores, else one pass after cuDNN)";
+      s += pointwiseGemm(conv) ? " epilogue (one pass after the convolution)"
+                               : " epilogue (applied by the direct kernel as it stores, else one pass after cuDNN)";
     }
     const int tile = directConvTile(conv), deconvTile = directDeconvTile(conv);
     return s + ", fp32 (FMA math), algorithm measured" +
-           (tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)"
+           (pointwiseGemm(conv) ? std::string(" (cuDNN's fastest or a cuBLASLt GEMM per image over its pixels)")
+            : tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)"
             : deconvTile ? " (cuDNN's fastest or a direct gather kernel, one stride phase per block, " +
                                std::to_string(deconvTile) + " output channels per thread)"
                          : "");

@@ -30,11 +30,12 @@ struct GemmCall {
   std::string output;                 // written contiguous [batch, m, n]
 };
 
-// The elementwise tail folded into a convolution whose direct kernel applies (directConvTile):
-// per output channel, the split-off bias, an inference batch norm and a ReLU, each optional, in
-// that order and in the arithmetic of the generated kernel it replaces. The direct kernel
-// applies it as it stores; after cuDNN (when cuDNN measured faster) it is one in-place pass,
-// what the generated tail kernel would have cost.
+// The elementwise tail folded into a convolution that has a generated alternative to cuDNN (a
+// direct kernel, directConvTile, or a pointwise convolution's GEMM, pointwiseGemm): per output
+// channel, the split-off bias, an inference batch norm and a ReLU, each optional, in that order
+// and in the arithmetic of the generated kernel it replaces. The direct kernel applies it as it
+// stores; after cuDNN or the GEMM it is one in-place pass, what the generated tail kernel would
+// have cost.
 struct ConvEpilogue {
   std::string bias;                        // [C] ABI tensor, or ""
   std::string mean, var, scale, shift;     // batch norm: mean and var together; scale, shift optional
@@ -72,6 +73,12 @@ struct LibraryCall {
 // sum at most 512 products each (the tile's weights then fit 32 KiB of shared memory), with a grid
 // within CUDA's limits.
 int directConvTile(const ConvCall& c);
+
+// Whether a convolution is a batched GEMM over pixels that the first call measures through
+// cuBLASLt against cuDNN's fastest algorithm: forward, 1x1 window, stride 1, no padding, one
+// group, operands at the start of their tensors (cuBLASLt's kernels assume aligned pointers).
+// Such a convolution takes that GEMM instead of the direct kernel.
+bool pointwiseGemm(const ConvCall& c);
 
 // The channel tile of the direct gather kernel for a transposed convolution, or 0 where it does
 // not apply: 1-D and 2-D, dilation 1, windows and strides up to 8, with the weights of one stride

@@ -466,8 +466,9 @@ __global__ void __launch_bounds__(256) sc_conv_epi_pass(float* __restrict__ y, i
 // The epilogue as its own pass over the convolution's output, where no kernel applied it.
 static int sc_conv_epilogue(const sc_conv_shape* s, float* y, const sc_conv_epi* e, cudaStream_t stream);
 
-// The generated launcher of the direct kernel for one shape, or nullptr where it does not apply.
-// It applies the epilogue `e` (null: none).
+// The generated alternative to cuDNN for one shape (the direct kernel, or a pointwise
+// convolution's cuBLASLt GEMM), or nullptr where none applies. It applies the epilogue `e`
+// (null: none).
 typedef int (*sc_direct_fn)(const sc_conv_shape*, const float*, const float*, float*, const sc_conv_epi*,
                             cudaStream_t);
 
@@ -479,7 +480,7 @@ struct sc_conv {
   int algo = 0;
   size_t workspace = 0;
   sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
-  sc_direct_fn direct = nullptr;  // the direct kernel, where it measured faster than cuDNN
+  sc_direct_fn direct = nullptr;  // the generated alternative, where it measured faster than cuDNN
 };
 
 // `split` > 1: the groups run as that many calls, each on its slice of the whole tensors, all on
@@ -704,8 +705,9 @@ static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionD
 }
 
 // fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data), the
-// algorithm by measurement. The direct kernel, which applies the epilogue as it stores, is timed
-// against cuDNN's fastest followed by the epilogue's own pass. Where the job allows TF32, the
+// algorithm by measurement. The generated alternative (the direct kernel, which applies the
+// epilogue as it stores, or the pointwise GEMM and the epilogue's pass) is timed against cuDNN's
+// fastest followed by the epilogue's own pass. Where the job allows TF32, the
 // 3xTF32 form is measured next and kept only if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            const sc_conv_epi* e, sc_direct_fn direct, cudaStream_t stream) {
@@ -740,8 +742,8 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   return sc_conv_x3_try(c, s, x, w, y, e, stream);
 }
 
-// The fp32 form chosen, epilogue included: the direct kernel, or cuDNN's algorithm and the
-// epilogue's pass.
+// The fp32 form chosen, epilogue included: the generated alternative, or cuDNN's algorithm and
+// the epilogue's pass.
 static int sc_conv_fp32(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                         const sc_conv_epi* e, cudaStream_t stream) {
   if (c->direct) return c->direct(s, x, w, y, e, stream);
@@ -1146,15 +1148,29 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
     const bool oneD = c.inShape.size() == 3;
     const auto in = as2d(c.inShape, oneD), w = as2d(c.weightShape, oneD), out = as2d(c.outShape, oneD);
     const std::size_t nd = in.size();
-    // The direct kernel for this shape, measured against cuDNN's choice on the first call.
+    // The generated alternative for this shape (a direct kernel, or a pointwise convolution's
+    // GEMM), measured against cuDNN's choice on the first call.
     std::string direct = "nullptr";
-    auto directLauncher = [&](const std::string& body) {
-      direct = name + "_direct";
+    auto directLauncher = [&](const std::string& body, const char* suffix = "_direct") {
+      direct = name + suffix;
       o << "static int " << direct << "(const sc_conv_shape* s, const float* x, const float* w, float* y, "
         << "const sc_conv_epi* e, cudaStream_t stream) {\n" << body << "}\n";
     };
     const int64_t kh = w[2], kw = w[3];
-    if (const int tile = directConvTile(c)) {
+    if (pointwiseGemm(c)) {
+      // y[n] = weight[Cout, Cin] @ x[n][Cin, pixels]: one batch entry per image, the weight shared
+      // (batch stride 0); the epilogue, if any, as its own pass.
+      int64_t pixels = 1;
+      for (std::size_t d = 2; d < c.outShape.size(); ++d) pixels *= c.outShape[d];
+      const int64_t cin = c.inShape[1], cout = c.outShape[1];
+      o << "static sc_gemm " << name << "_gemm;\n"
+        << "static const sc_gemm_shape " << name << "_gemm_shape = {" << c.inShape[0] << ", " << cout << ", " << pixels
+        << ", " << cin << ", " << cin << ", 1, 0, " << pixels << ", 1, " << cin * pixels << ", " << floatLiteral(1.0)
+        << ", 0, 0};\n";
+      directLauncher("  const int st = sc_gemm_launch(&" + name + "_gemm, &" + name + "_gemm_shape, w, x, nullptr, y, " +
+                     "stream);\n  return st ? st : sc_conv_epilogue(s, y, e, stream);\n",
+                     "_pointwise");
+    } else if (const int tile = directConvTile(c)) {
       const bool fixed = kh <= 7 && kw <= 7;
       directLauncher("  return sc_direct_launch<" + std::to_string(tile) + ", " + std::to_string(fixed ? kh : 0) +
                      ", " + std::to_string(fixed ? kw : 0) + ">(s, x, w, y, e, stream);\n");

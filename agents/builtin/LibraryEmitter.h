@@ -1,9 +1,9 @@
 // Host code for library calls (design §8): a cuBLASLt matmul with its epilogue, or a cuDNN
 // (transposed) convolution, as a launcher with the same signature as a generated kernel's. The
 // handles and one workspace are made once per loaded candidate; on its first call each launcher
-// picks its algorithm by measurement (cuBLASLt's heuristic candidates and every cuDNN algorithm
-// timed on the real buffers, against a direct kernel where one applies), so no choice is made
-// inside a captured or timed call.
+// picks its algorithm by measurement (cuBLASLt's configurations and every cuDNN algorithm timed on
+// the real buffers, against a direct kernel or a pointwise convolution's GEMM where one applies),
+// so no choice is made inside a captured or timed call.
 #pragma once
 
 #include "agents/builtin/CudaEmitter.h"
@@ -15,6 +15,7 @@
 namespace stitch::agents::builtin {
 
 // The headers, handles, workspace and the shared prepare/run helpers; empty when neither is used.
+// `gemm` also where a pointwise convolution (pointwiseGemm) measures cuBLASLt against cuDNN.
 // `tensorCores`: the job allows TF32, so each call also measures its fp32-accurate 3xTF32 form
 // (three TF32 tensor-core calls on operands split into hi + lo) and keeps it where faster.
 // `directDeconv`: some transposed convolution has a direct kernel (directDeconvTile), whose

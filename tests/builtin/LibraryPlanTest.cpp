@@ -116,7 +116,7 @@ TEST(LibraryPlan, DepthwiseConvolutionsAreGeneratedWithTheirTailFused) {
             std::string::npos);
   EXPECT_EQ(c.value().cuda.find("cudnn"), std::string::npos);
   // Depthwise, then batch norm and ReLU in the same kernel; the pointwise convolution is cuDNN's
-  // (or the direct kernel's), its batch norm and ReLU in its epilogue.
+  // (or a cuBLASLt GEMM's), its batch norm and ReLU in its epilogue.
   const Plan separable = planOf("93_depthwise_separable");
   ASSERT_EQ(separable.kernels.size(), 2u);
   EXPECT_FALSE(separable.kernels[0].library);
@@ -163,8 +163,9 @@ TEST(LibraryPlan, ATailIntoGeneratedWorkStaysThere) {
   const Plan pool = planOf("81_conv2d_relu_maxpool");
   ASSERT_EQ(pool.kernels.size(), 2u);
   EXPECT_TRUE(pool.kernels[0].library->conv.epilogue.empty());
-  for (const auto& k : planOf("92_se_block").kernels)
+  for (const auto& k : planOf("92_se_block").kernels) {
     if (k.library && k.library->kind == LibraryCall::Kind::Conv) EXPECT_TRUE(k.library->conv.epilogue.empty());
+  }
 }
 
 TEST(LibraryPlan, GroupedConvolutionsRunOneCuDnnCallPerGroup) {
@@ -193,6 +194,38 @@ TEST(LibraryCoder, FewProductsPerOutputAlsoGetTheDirectKernel) {
   ASSERT_TRUE(resnet.ok()) << resnet.error().message;
   EXPECT_EQ(resnet.value().cuda.find("sc_direct_launch<"), std::string::npos);
   EXPECT_NE(resnet.value().cuda.find("nullptr, stream);"), std::string::npos);
+}
+
+// A 1x1 convolution (stride 1, no padding, one group) is a GEMM per image over its pixels: its
+// candidate carries cuBLASLt and measures that GEMM, the weight shared by every image (batch
+// stride 0), against cuDNN, in place of the direct kernel; its batch norm and ReLU still fold.
+TEST(LibraryCoder, PointwiseConvolutionsMeasureAGemmOverPixels) {
+  auto pointwise = fixtureCandidate("66_conv2d_pointwise");  // 32 x 256 x 56x56 -> 512 channels
+  ASSERT_TRUE(pointwise.ok()) << pointwise.error().message;
+  const std::string& cu = pointwise.value().cuda;
+  EXPECT_NE(cu.find("#include <cublasLt.h>"), std::string::npos);
+  EXPECT_NE(cu.find("static const sc_gemm_shape k0_gemm_shape = {32, 512, 3136, 256, 256, 1, 0, 3136, 1, 802816, "),
+            std::string::npos);
+  EXPECT_NE(cu.find("sc_gemm_launch(&k0_gemm, &k0_gemm_shape, w, x, nullptr, y, stream);"), std::string::npos);
+  EXPECT_NE(cu.find("k0_pointwise, stream);"), std::string::npos);
+  EXPECT_EQ(cu.find("sc_direct_launch<"), std::string::npos);
+
+  const Plan separable = planOf("93_depthwise_separable");
+  ASSERT_TRUE(separable.kernels.back().library);
+  EXPECT_TRUE(pointwiseGemm(separable.kernels.back().library->conv));
+  EXPECT_NE(separable.kernels.back().technique.find("cuBLASLt GEMM per image"), std::string::npos);
+
+  ConvCall c = separable.kernels.back().library->conv;
+  c.stride = {2, 2};
+  EXPECT_FALSE(pointwiseGemm(c));
+  c.stride = {1, 1};
+  c.padding = {1, 1};
+  EXPECT_FALSE(pointwiseGemm(c));
+  c.padding = {0, 0};
+  c.inputOffset = 4;  // a slice: cuBLASLt's kernels assume aligned operands
+  EXPECT_FALSE(pointwiseGemm(c));
+  c.inputOffset = 0;
+  EXPECT_FALSE(pointwiseGemm(planOf("88_resnet_basic_block").kernels[0].library->conv));  // 3x3
 }
 
 // Transposed convolutions get the direct gather kernel with the window and strides compiled in
