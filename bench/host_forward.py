@@ -5,7 +5,6 @@ synchronize and timed on the host only; 200 launches stay within the launch queu
 waits for the GPU. The candidate folder holds candidate.cu and model_new.py per task, as
 `generate_candidates DIR` writes them.
     python3 bench/host_forward.py CANDIDATES_DIR TASK [TASK ...]"""
-import glob
 import os
 import sys
 import time
@@ -13,8 +12,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 import torch  # noqa: E402
 
-from stitchcuda_harness.module_loader import load_module  # noqa: E402
 from stitchcuda_harness.nvcc_build import Builder  # noqa: E402
+
+import task_and_candidate  # noqa: E402
 
 CALLS = 200
 
@@ -39,28 +39,26 @@ def main():
     print("| task | eager forward | candidate forward | lib.forward (no allocation) | stitch_forward (ctypes, descriptors ready) |")
     print("|---|---|---|---|---|")
     for name in names:
-        task = glob.glob(f"bench/tasks/level*/{name}.py")[0]
-        tm = load_module(task, "ref")
-        torch.manual_seed(0)
-        model = tm.Model(*tm.get_init_inputs()).cuda().eval()
-        built = builder.build(f"{cands}/{name}/candidate.cu")
-        cm = load_module(f"{cands}/{name}/model_new.py", "cand", {"__stitch_library__": built.library})
-        cand = cm.ModelNew(*tm.get_init_inputs()).cuda().eval()
-        cand.load_state_dict(model.state_dict(), strict=False)
+        tm, model, cand, built = task_and_candidate.load(cands, name, builder)
+        if cand is None:
+            print(f"| {name} | candidate build failed: {built.diagnostics[:1]} |||")
+            continue
         inputs = [x.cuda() for x in tm.get_inputs()]
         with torch.no_grad():
             out = cand(*inputs)
             lib = cand.lib
             tensors = [*inputs, out] if isinstance(out, torch.Tensor) else None
             row = [host_us(lambda: model(*inputs)), host_us(lambda: cand(*inputs))]
-            if tensors is not None and len(lib._descriptors) == 1 and sum(1 for _ in cand.parameters()) == 0:
-                lib.forward(*tensors)
+            # The two library columns where the forward passes its inputs and output as they are
+            # (no parameters, no views): else n/a.
+            if tensors is not None and len(lib._descriptors) == 1 and sum(1 for _ in cand.parameters()) == 0 \
+                    and next(iter(lib._descriptors)) == tuple([(t.dtype, t.shape, t.stride()) for t in tensors]):
                 args = next(iter(lib._descriptors.values()))
                 stream = torch.cuda.current_stream().cuda_stream
                 row += [host_us(lambda: lib.forward(*tensors)), host_us(lambda: lib._forward(args, len(tensors), stream))]
             else:
                 row += [float("nan"), float("nan")]
-        print(f"| {name} | " + " | ".join(f"{v:.1f}" for v in row) + " |", flush=True)
+        print(f"| {name} | " + " | ".join("n/a" if v != v else f"{v:.1f}" for v in row) + " |", flush=True)
 
 
 if __name__ == "__main__":

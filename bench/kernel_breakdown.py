@@ -3,7 +3,6 @@ task's time goes, kernel by kernel, and which of eager's kernels a candidate rep
 candidate folder holds candidate.cu and model_new.py per task, as `generate_candidates DIR`
 writes them.
     python3 bench/kernel_breakdown.py CANDIDATES_DIR TASK [TASK ...]"""
-import glob
 import os
 import sys
 
@@ -11,8 +10,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
-from stitchcuda_harness.module_loader import load_module  # noqa: E402
 from stitchcuda_harness.nvcc_build import Builder  # noqa: E402
+
+import task_and_candidate  # noqa: E402
 
 REPS = 10
 
@@ -36,17 +36,10 @@ def main():
     builder = Builder("/tmp/stitchcuda-kernel-breakdown")
     print(f"{torch.cuda.get_device_name()}, PyTorch {torch.__version__}, {REPS} forwards each, µs per forward")
     for name in names:
-        task = glob.glob(f"bench/tasks/level*/{name}.py")[0]
-        tm = load_module(task, "ref")
-        torch.manual_seed(0)
-        model = tm.Model(*tm.get_init_inputs()).cuda().eval()
-        built = builder.build(f"{cands}/{name}/candidate.cu")
-        if not built.ok:
+        tm, model, cand, built = task_and_candidate.load(cands, name, builder)
+        if cand is None:
             print(f"\n## {name}: candidate build failed: {built.diagnostics[:2]}")
             continue
-        cm = load_module(f"{cands}/{name}/model_new.py", "cand", {"__stitch_library__": built.library})
-        cand = cm.ModelNew(*tm.get_init_inputs()).cuda().eval()
-        cand.load_state_dict(model.state_dict(), strict=False)
         inputs = [x.cuda() for x in tm.get_inputs()]
         with torch.no_grad():
             rows = {"eager": per_kernel_us(model, inputs), "candidate": per_kernel_us(cand, inputs)}

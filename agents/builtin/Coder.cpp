@@ -279,7 +279,7 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
       "  }\n";
   // A generated kernel's launch costs the host what a graph launch does, so one runs directly.
   // Several launches replay as one, and so does a library call: its host path (descriptor checks,
-  // then the launch) cost 8-12 µs per call for one cuBLASLt GEMM on an H100, where the timer
+  // then the launch) cost 8-15 µs per call for one cuBLASLt GEMM on an H100, where the timer
   // waits for the host (bench/results/bench_2026-11-24_h100.md).
   bool replay = plan.kernels.size() >= 2;
   for (const auto& k : plan.kernels) replay = replay || k.library;

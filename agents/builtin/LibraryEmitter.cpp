@@ -27,25 +27,26 @@ static int sc_reserve_workspace(size_t bytes) {
   return 0;
 }
 
-// Median milliseconds of 5 runs of `run` on `stream`, each between its own events, after one
-// untimed run; negative when a run fails.
-template <typename Run>
-static float sc_median_ms(Run run, cudaStream_t stream) {
+// Median milliseconds of 5 runs of `run` on `stream`, each between its own pair of events and
+// after `before` (untimed), after one untimed run; negative when a run fails.
+template <typename Run, typename Before>
+static float sc_median5_ms(Run run, Before before, cudaStream_t stream) {
   if (run() != 0) {
     cudaGetLastError();
     return -1.0f;
   }
-  cudaEvent_t ev[6];
+  cudaEvent_t ev[10];
   for (cudaEvent_t& e : ev) cudaEventCreate(&e);
-  cudaEventRecord(ev[0], stream);
   int failed = 0;
   for (int r = 0; r < 5; ++r) {
+    before();
+    cudaEventRecord(ev[2 * r], stream);
     failed |= run();
-    cudaEventRecord(ev[r + 1], stream);
+    cudaEventRecord(ev[2 * r + 1], stream);
   }
   float runs[5];
-  bool timed = !failed && cudaEventSynchronize(ev[5]) == cudaSuccess;
-  for (int r = 0; r < 5 && timed; ++r) timed = cudaEventElapsedTime(&runs[r], ev[r], ev[r + 1]) == cudaSuccess;
+  bool timed = !failed && cudaEventSynchronize(ev[9]) == cudaSuccess;
+  for (int r = 0; r < 5 && timed; ++r) timed = cudaEventElapsedTime(&runs[r], ev[2 * r], ev[2 * r + 1]) == cudaSuccess;
   for (cudaEvent_t& e : ev) cudaEventDestroy(e);
   if (!timed) {
     cudaGetLastError();
@@ -58,6 +59,12 @@ static float sc_median_ms(Run run, cudaStream_t stream) {
       runs[b - 1] = t;
     }
   return runs[2];
+}
+
+// The median of 5 runs back to back.
+template <typename Run>
+static float sc_median_ms(Run run, cudaStream_t stream) {
+  return sc_median5_ms(run, [] {}, stream);
 }
 )";
 
@@ -246,38 +253,11 @@ __global__ void sc_read_all(const float4* __restrict__ p, size_t n, float* sink)
 // Median milliseconds of 5 runs of `run`, each timed alone after a read of `n` float4 of
 // `scratch` (twice the L2), so no operand is cached, as in the verifier's timing and in a forward
 // whose other steps evicted them; negative when a run fails. Back-to-back runs keep the operands
-// in L2 and ranked configurations differently: picked that way, the irregular GEMM's choice ran
-// 0.88x eager's time in the suite (bench/results/bench_2026-11-24_h100.md).
+// in L2 and rank configurations otherwise than the verifier's timing does. Picked cold, the
+// irregular GEMM's kernel ran 131 µs against eager's 137 (bench/results/bench_2026-11-24_h100.md).
 template <typename Run>
 static float sc_median_cold_ms(Run run, const float4* scratch, size_t n, cudaStream_t stream) {
-  if (run() != 0) {
-    cudaGetLastError();
-    return -1.0f;
-  }
-  cudaEvent_t ev[10];
-  for (cudaEvent_t& e : ev) cudaEventCreate(&e);
-  int failed = 0;
-  for (int r = 0; r < 5; ++r) {
-    sc_read_all<<<1024, 256, 0, stream>>>(scratch, n, (float*)scratch);
-    cudaEventRecord(ev[2 * r], stream);
-    failed |= run();
-    cudaEventRecord(ev[2 * r + 1], stream);
-  }
-  float runs[5];
-  bool timed = !failed && cudaEventSynchronize(ev[9]) == cudaSuccess;
-  for (int r = 0; r < 5 && timed; ++r) timed = cudaEventElapsedTime(&runs[r], ev[2 * r], ev[2 * r + 1]) == cudaSuccess;
-  for (cudaEvent_t& e : ev) cudaEventDestroy(e);
-  if (!timed) {
-    cudaGetLastError();
-    return -1.0f;
-  }
-  for (int a = 1; a < 5; ++a)
-    for (int b = a; b > 0 && runs[b] < runs[b - 1]; --b) {
-      const float t = runs[b];
-      runs[b] = runs[b - 1];
-      runs[b - 1] = t;
-    }
-  return runs[2];
+  return sc_median5_ms(run, [&] { sc_read_all<<<1024, 256, 0, stream>>>(scratch, n, (float*)scratch); }, stream);
 }
 
 #define SC_GEMM_CONFIGS 640
