@@ -181,7 +181,7 @@ std::optional<std::string> channelVector(const Graph& g, const std::string& id, 
 
 // The convolution's epilogue (ConvEpilogue): bias, then inference batch norm, then ReLU.
 bool foldConvEpilogue(ConvCall& cv, const Graph& graph, const Node& node) {
-  if (!directConvTile(cv) && !pointwiseGemm(cv)) return false;
+  if (cv.transposed) return false;
   ConvEpilogue& e = cv.epilogue;
   const std::string b = baseName(node.op);
   const int64_t channels = cv.outShape[1];
@@ -360,8 +360,10 @@ std::string LibraryCall::describe() const {
       if (e.relu) ep.push_back("relu");
       s += ", ";
       for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
-      s += pointwiseGemm(conv) ? " epilogue (one pass after the convolution)"
-                               : " epilogue (applied by the direct kernel as it stores, else one pass after cuDNN)";
+      s += directConvTile(conv) ? " epilogue (applied by the direct kernel as it stores, else by cuDNN's fused "
+                                  "bias-activation call or one pass after cuDNN, as measured)"
+                                : " epilogue (cuDNN's fused bias-activation call or one pass after the convolution, "
+                                  "as measured)";
     }
     const int tile = directConvTile(conv), deconvTile = directDeconvTile(conv);
     return s + ", fp32 (FMA math), algorithm measured" +

@@ -30,12 +30,12 @@ struct GemmCall {
   std::string output;                 // written contiguous [batch, m, n]
 };
 
-// The elementwise tail folded into a convolution that has a generated alternative to cuDNN (a
-// direct kernel, directConvTile, or a pointwise convolution's GEMM, pointwiseGemm): per output
-// channel, the split-off bias, an inference batch norm and a ReLU, each optional, in that order
-// and in the arithmetic of the generated kernel it replaces. The direct kernel applies it as it
-// stores; after cuDNN or the GEMM it is one in-place pass, what the generated tail kernel would
-// have cost.
+// The elementwise tail folded into a forward convolution: per output channel, the split-off
+// bias, an inference batch norm and a ReLU, each optional, in that order and in the arithmetic of
+// the generated kernel it replaces. The direct kernel applies it as it stores; cuDNN's fused
+// bias-activation call takes it (the batch norm folded into the weights and bias) where that
+// measures faster; else it is one in-place pass after the convolution, what the generated tail
+// kernel would have cost.
 struct ConvEpilogue {
   std::string bias;                        // [C] ABI tensor, or ""
   std::string mean, var, scale, shift;     // batch norm: mean and var together; scale, shift optional
@@ -92,8 +92,8 @@ Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node);
 // Folds `node` into the call's epilogue when the call can apply it there and it reads the call's
 // output. A GEMM's is cuBLASLt's: a scalar multiply (alpha, before anything else), a
 // row-broadcast bias add, then ReLU or tanh-GELU (cuBLASLt's GELU is the tanh form, so erf-GELU
-// stays in a generated kernel). A convolution's is ConvEpilogue, for the shapes its direct
-// kernel applies to. The caller makes sure nothing else reads the output being replaced.
+// stays in a generated kernel). A forward convolution's is ConvEpilogue. The caller makes sure
+// nothing else reads the output being replaced.
 bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node);
 
 }  // namespace stitch::agents::builtin

@@ -461,6 +461,14 @@ struct sc_conv {
   size_t workspace = 0;
   sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
   sc_direct_fn direct = nullptr;  // the generated alternative, where it measured faster than cuDNN
+  // cuDNN's fused bias-activation form of the epilogue (sc_conv_fused_run), where it measured
+  // faster than the convolution and the epilogue's pass: its descriptors, algorithm, workspace,
+  // and room for the folded weights and per-channel bias.
+  bool fused = false;
+  cudnnTensorDescriptor_t bias = nullptr;
+  cudnnActivationDescriptor_t act = nullptr;
+  size_t fused_workspace = 0;
+  float* folded = nullptr;
 };
 
 // `split` > 1: the groups run as that many calls, each on its slice of the whole tensors, all on
@@ -523,6 +531,66 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescr
                                      sc_workspace, workspace, &beta, c->out, yg));
   }
   return 0;
+}
+
+// An inference batch norm is affine per channel, so the whole epilogue is act(a[c] * v + b[c]):
+// cuDNN's fused call computes act(conv(x, w') + b) with w' = w * a[c], folded here on every call
+// (the weights and statistics are the forward's inputs). One thread per weight; the first of each
+// channel also writes b[c].
+__global__ void sc_conv_fold(const float* __restrict__ w, float* __restrict__ wf, float* __restrict__ bf,
+                             int64_t per_channel, int64_t n, sc_conv_epi e) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int c = (int)(i / per_channel);
+  const sc_conv_epi_channel ch(e, c);
+  wf[i] = w[i] * (e.mean ? ch.invstd * ch.scale : 1.0f);
+  if (i % per_channel == 0) bf[c] = e.mean ? ((ch.bias - ch.mean) * ch.invstd) * ch.scale + ch.shift : ch.bias;
+}
+
+// The convolution with its epilogue in one cuDNN call (cudnnConvolutionBiasActivationForward,
+// which takes a ReLU only with the precomputed implicit GEMM), after the fold.
+static int sc_conv_fused_run(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                             const sc_conv_epi* e, cudaStream_t stream) {
+  const int64_t n = sc_elements(s->w, 0, s->nd);
+  float *wf = c->folded, *bf = c->folded + n;
+  sc_conv_fold<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(w, wf, bf, sc_elements(s->w, 1, s->nd), n, *e);
+  const float one = 1.0f, zero = 0.0f;
+  SC_DNN(cudnnSetStream(sc_dnn, stream));
+  SC_DNN(cudnnConvolutionBiasActivationForward(sc_dnn, &one, c->in, x, c->w, wf, c->conv,
+                                               CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, sc_workspace,
+                                               c->fused_workspace, &zero, c->out, y, c->bias, bf, c->act, c->out, y));
+  return (int)cudaGetLastError();
+}
+
+// Keeps the fused form where it measures faster than `*ms` (updated): forward convolutions in one
+// call (no group split) with an epilogue.
+static void sc_conv_fused_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                              const sc_conv_epi* e, float* ms, cudaStream_t stream) {
+  int dims[5] = {1, s->out[1], 1, 1, 1}, strides[5] = {s->out[1], 1, 1, 1, 1};
+  size_t need = 0;
+  const bool ready =
+      cudnnCreateTensorDescriptor(&c->bias) == CUDNN_STATUS_SUCCESS &&
+      cudnnSetTensorNdDescriptor(c->bias, CUDNN_DATA_FLOAT, s->nd, dims, strides) == CUDNN_STATUS_SUCCESS &&
+      cudnnCreateActivationDescriptor(&c->act) == CUDNN_STATUS_SUCCESS &&
+      cudnnSetActivationDescriptor(c->act, e->relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                   CUDNN_NOT_PROPAGATE_NAN, 0.0) == CUDNN_STATUS_SUCCESS &&
+      cudnnGetConvolutionForwardWorkspaceSize(sc_dnn, c->in, c->w, c->conv, c->out,
+                                              CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                              &need) == CUDNN_STATUS_SUCCESS &&
+      need <= ((size_t)256 << 20) && sc_reserve_workspace(need) == 0 &&
+      cudaMalloc(&c->folded, (sc_elements(s->w, 0, s->nd) + s->out[1]) * sizeof(float)) == cudaSuccess;
+  if (ready) {
+    c->fused_workspace = need;
+    const float t = sc_median_ms([&] { return sc_conv_fused_run(c, s, x, w, y, e, stream); }, stream);
+    if (t >= 0.0f && t < *ms) {
+      c->fused = true;
+      *ms = t;
+      return;
+    }
+  }
+  if (c->folded) cudaFree(c->folded);
+  c->folded = nullptr;
+  cudaGetLastError();
 }
 
 // acc[t] += v * w[t] for a tile of COT weights, read as 16-byte vectors (w 16-byte aligned).
@@ -685,9 +753,10 @@ static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionD
 }
 
 // fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data), the
-// algorithm by measurement. The generated alternative (the direct kernel, which applies the
-// epilogue as it stores, or the pointwise GEMM and the epilogue's pass) is timed against cuDNN's
-// fastest followed by the epilogue's own pass. Where the job allows TF32, the
+// algorithm by measurement. An epilogue runs as its own pass after cuDNN's fastest or, where that
+// measures faster, in cuDNN's fused bias-activation call; the generated alternative (the direct
+// kernel, which applies the epilogue as it stores, or the pointwise GEMM and the epilogue's pass)
+// is timed against the faster of the two. Where the job allows TF32, the
 // 3xTF32 form is measured next and kept only if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            const sc_conv_epi* e, sc_direct_fn direct, cudaStream_t stream) {
@@ -710,11 +779,12 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
   }
   c->ready = true;
+  if (e) {
+    const float with_pass = sc_median_ms([&] { return sc_conv_fp32(c, s, x, w, y, e, stream); }, stream);
+    if (with_pass >= 0.0f) dnn_ms = with_pass;
+    if (!s->transposed && s->split == 1) sc_conv_fused_try(c, s, x, w, y, e, &dnn_ms, stream);
+  }
   if (direct) {
-    if (e) {
-      const float with_pass = sc_median_ms([&] { return sc_conv_fp32(c, s, x, w, y, e, stream); }, stream);
-      if (with_pass >= 0.0f) dnn_ms = with_pass;
-    }
     const float direct_ms = sc_median_ms([&] { return direct(s, x, w, y, e, stream); }, stream);
     if (direct_ms >= 0.0f && direct_ms < dnn_ms) c->direct = direct;
     cudaGetLastError();
@@ -722,11 +792,12 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   return sc_conv_x3_try(c, s, x, w, y, e, stream);
 }
 
-// The fp32 form chosen, epilogue included: the generated alternative, or cuDNN's algorithm and
-// the epilogue's pass.
+// The fp32 form chosen, epilogue included: the generated alternative, cuDNN's fused call, or
+// cuDNN's algorithm and the epilogue's pass.
 static int sc_conv_fp32(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                         const sc_conv_epi* e, cudaStream_t stream) {
   if (c->direct) return c->direct(s, x, w, y, e, stream);
+  if (c->fused) return sc_conv_fused_run(c, s, x, w, y, e, stream);
   const int st = sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream);
   return st ? st : sc_conv_epilogue(s, y, e, stream);
 }

@@ -78,16 +78,22 @@ TEST(LibraryPlan, UnfusedReplanKeepsEpiloguesOutOfTheLibrary) {
   EXPECT_EQ(kinds(planOf("72_linear_relu", unfused)), "GKK");
 }
 
+// The first batch norm and ReLU end where the second convolution starts: they become the first
+// convolution's epilogue. The second's tail goes on into the residual add, a generated kernel.
 TEST(LibraryPlan, ResnetBlockAlternatesConvolutionsAndFusedTails) {
   const Plan p = planOf("88_resnet_basic_block");
-  ASSERT_EQ(kinds(p), "CKCK");
+  ASSERT_EQ(kinds(p), "CCK");
   const ConvCall& c = p.kernels[0].library->conv;
   EXPECT_FALSE(c.transposed);
   EXPECT_EQ(c.padding, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(c.groups, 1);
-  // The second tail reads the block's input for the residual add.
+  EXPECT_FALSE(c.epilogue.mean.empty());
+  EXPECT_TRUE(c.epilogue.relu);
+  EXPECT_NE(p.kernels[0].technique.find("cuDNN's fused bias-activation call"), std::string::npos);
+  EXPECT_TRUE(p.kernels[1].library->conv.epilogue.empty());
+  // The tail reads the block's input for the residual add.
   auto graph = loadFixture("88_resnet_basic_block");
-  const auto reads = p.kernels[3].reads();
+  const auto reads = p.kernels[2].reads();
   EXPECT_NE(std::find(reads.begin(), reads.end(), graph.value().inputs[0]), reads.end());
 }
 
@@ -127,8 +133,8 @@ TEST(LibraryPlan, DepthwiseConvolutionsAreGeneratedWithTheirTailFused) {
   EXPECT_TRUE(separable.kernels[1].library->conv.epilogue.relu);
 }
 
-// A convolution whose direct kernel applies takes an inference batch norm and a ReLU (and a bias
-// before them) into its epilogue where they end the chain: the stem's two Conv-BN-ReLU blocks
+// A forward convolution takes an inference batch norm and a ReLU (and a bias before them) into
+// its epilogue where they end the chain: the stem's two Conv-BN-ReLU blocks
 // are two library steps, each passing the batch norm's four parameters, and nothing else.
 TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
   const Plan stem = planOf("87_conv_bn_relu_stem");
@@ -146,6 +152,15 @@ TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_NE(c.value().cuda.find("(1e-05f), 1};\n  return sc_conv_launch(&k0_state"), std::string::npos);
   EXPECT_NE(c.value().cuda.find("return sc_direct_launch<16, 3, 3>(s, x, w, y, e, stream);"), std::string::npos);
+
+  EXPECT_NE(c.value().cuda.find("cudnnConvolutionBiasActivationForward("), std::string::npos);
+
+  // Wider convolutions too (no direct kernel): a bias before the ReLU joins it.
+  const Plan relu = planOf("79_conv2d_relu");
+  ASSERT_EQ(relu.kernels.size(), 1u);
+  EXPECT_EQ(directConvTile(relu.kernels[0].library->conv), 0);
+  EXPECT_FALSE(relu.kernels[0].library->conv.epilogue.bias.empty());
+  EXPECT_TRUE(relu.kernels[0].library->conv.epilogue.relu);
 
   // A bias alone, and a transposed convolution's tail, stay in a generated kernel.
   const Plan pointwise = planOf("66_conv2d_pointwise");
@@ -266,11 +281,11 @@ TEST(LibraryCoder, SeveralStepsReplayAsACudaGraphAndShareIntermediateBuffers) {
   EXPECT_NE(cu.find("#include <cudnn.h>"), std::string::npos);
   EXPECT_NE(cu.find("CUDNN_FMA_MATH"), std::string::npos);
   EXPECT_EQ(cu.find("#include <cublasLt.h>"), std::string::npos);
-  // conv1 -> buf0, its tail -> buf1, conv2 -> buf0 again (free once the tail has read it),
-  // and only the result is allocated per call.
+  // conv1 and its epilogue -> buf0, conv2 -> buf1, planned once; only the result is allocated
+  // per call.
   const std::string& py = c.value().python;
   EXPECT_NE(py.find("buf0, buf1 = buffers"), std::string::npos) << py;
-  EXPECT_NE(py.find("buf0, buf1, buf0, out0)"), std::string::npos) << py;
+  EXPECT_NE(py.find("buf0, buf1, out0)"), std::string::npos) << py;
   EXPECT_EQ(py.find("out1 = "), std::string::npos) << py;
 }
 
