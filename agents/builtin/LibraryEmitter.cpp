@@ -462,8 +462,8 @@ struct sc_conv {
   sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
   sc_direct_fn direct = nullptr;  // the generated alternative, where it measured faster than cuDNN
   // cuDNN's fused bias-activation form of the epilogue (sc_conv_fused_run), where it measured
-  // faster than the convolution and the epilogue's pass: its descriptors, algorithm, workspace,
-  // and room for the folded weights and per-channel bias.
+  // faster than the convolution and the epilogue's pass: its descriptors, workspace, and room for
+  // the folded weights and per-channel bias.
   bool fused = false;
   cudnnTensorDescriptor_t bias = nullptr;
   cudnnActivationDescriptor_t act = nullptr;
@@ -562,8 +562,8 @@ static int sc_conv_fused_run(sc_conv* c, const sc_conv_shape* s, const float* x,
   return (int)cudaGetLastError();
 }
 
-// Keeps the fused form where it measures faster than `*ms` (updated): forward convolutions in one
-// call (no group split) with an epilogue.
+// Keeps the fused form where it measures faster than `*ms` (updated), for a forward convolution
+// in one call (no group split) with an epilogue.
 static void sc_conv_fused_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                               const sc_conv_epi* e, float* ms, cudaStream_t stream) {
   int dims[5] = {1, s->out[1], 1, 1, 1}, strides[5] = {s->out[1], 1, 1, 1, 1};
@@ -589,7 +589,9 @@ static void sc_conv_fused_try(sc_conv* c, const sc_conv_shape* s, const float* x
     }
   }
   if (c->folded) cudaFree(c->folded);
-  c->folded = nullptr;
+  if (c->bias) cudnnDestroyTensorDescriptor(c->bias);
+  if (c->act) cudnnDestroyActivationDescriptor(c->act);
+  c->folded = nullptr, c->bias = nullptr, c->act = nullptr;
   cudaGetLastError();
 }
 
@@ -756,8 +758,8 @@ static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionD
 // algorithm by measurement. An epilogue runs as its own pass after cuDNN's fastest or, where that
 // measures faster, in cuDNN's fused bias-activation call; the generated alternative (the direct
 // kernel, which applies the epilogue as it stores, or the pointwise GEMM and the epilogue's pass)
-// is timed against the faster of the two. Where the job allows TF32, the
-// 3xTF32 form is measured next and kept only if faster.
+// is timed against the faster of the two. Where the job allows TF32, the 3xTF32 form is measured
+// next and kept only if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            const sc_conv_epi* e, sc_direct_fn direct, cudaStream_t stream) {
   if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));

@@ -119,12 +119,10 @@ private:
 
   // Folds `n` into the open library call's epilogue when the library can apply it and nothing
   // else reads the output it replaces; only while no generated kernel has started after the call.
-  // A convolution takes its tail only where the tail is a batch norm or ReLU (a bias alone, just
-  // before them) that ends the chain: its result returned or read by another library call. A
-  // tail that goes on into generated work (a pooling window, a reduction, more elementwise
-  // operators) fuses there instead, which costs no pass of its own when cuDNN runs the
-  // convolution; a bias alone cost a pass where the direct kernel had not won (2 of 3
-  // single convolutions of the suite ran 0.81-0.84x eager's time, H100).
+  // A convolution takes its tail (a bias, batch norm, ReLU) only where the tail ends the chain:
+  // its result returned or read by another library call. A tail that goes on into generated work
+  // (a pooling window, a reduction, more elementwise operators) fuses there instead, which costs
+  // no pass of its own when cuDNN runs the convolution.
   bool foldIntoLibrary(const Node& n) {
     if (!options_.fuse || !onlyViewsOpen()) return false;
     if (consumedOutside(library_->output(), {n.id})) return false;
@@ -136,15 +134,14 @@ private:
     return true;
   }
 
-  // Whether the chain from `n` through nodes that are each the only reader of the one before
-  // holds a batch norm or ReLU (n included) and ends where a convolution's epilogue may end: at
-  // the forward's result or at another library call.
+  // Whether the chain from `n` through batch norms and ReLUs that are each the only reader of the
+  // one before ends where a convolution's epilogue may end: at the forward's result or at another
+  // library call.
   bool tailEndsInEpilogue(const Node& n) const {
     auto normOrRelu = [](const Node& m) {
       const std::string b = baseName(m.op);
       return b == "relu" || b.find("batch_norm") != std::string::npos;
     };
-    bool epilogue = normOrRelu(n);
     const Node* at = &n;
     for (int depth = 0; depth < 16 && !at->outputs.empty(); ++depth) {
       const Node* reader = nullptr;
@@ -160,11 +157,10 @@ private:
       }
       const bool returned = std::any_of(graph_.outputs.begin(), graph_.outputs.end(),
                                         [&](const std::string& o) { return reachesTensor(o, at->outputs[0]); });
-      if (readers == 0) return epilogue && returned;
+      if (readers == 0) return returned;
       if (readers > 1 || returned) return false;
-      if (libraryStep(*reader)) return epilogue;
+      if (libraryStep(*reader)) return true;
       if (!normOrRelu(*reader)) return false;
-      epilogue = true;
       at = reader;
     }
     return false;

@@ -162,10 +162,11 @@ TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
   EXPECT_FALSE(relu.kernels[0].library->conv.epilogue.bias.empty());
   EXPECT_TRUE(relu.kernels[0].library->conv.epilogue.relu);
 
-  // A bias alone, and a transposed convolution's tail, stay in a generated kernel.
+  // A bias alone joins too; a transposed convolution's tail stays in a generated kernel.
   const Plan pointwise = planOf("66_conv2d_pointwise");
-  ASSERT_EQ(pointwise.kernels.size(), 2u);
-  EXPECT_TRUE(pointwise.kernels[0].library->conv.epilogue.empty());
+  ASSERT_EQ(pointwise.kernels.size(), 1u);
+  EXPECT_FALSE(pointwise.kernels[0].library->conv.epilogue.bias.empty());
+  EXPECT_TRUE(pointwise.kernels[0].library->conv.epilogue.mean.empty());
   const Plan upsample = planOf("83_conv_transpose2d_tanh_scale");
   ASSERT_GE(upsample.kernels.size(), 2u);
   EXPECT_TRUE(upsample.kernels[0].library->conv.epilogue.empty());
