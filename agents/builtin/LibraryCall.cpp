@@ -352,6 +352,10 @@ std::string LibraryCall::describe() const {
     std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
                     std::to_string(spatial) + "-D " + dims(conv.inShape) + " * " + dims(conv.weightShape);
     if (conv.groups > 1) s += ", groups " + std::to_string(conv.groups);
+    // The generated alternative to cuDNN, as the emitter picks it: a pointwise convolution's GEMM
+    // takes the place of the direct kernel.
+    const bool pointwise = pointwiseGemm(conv);
+    const int tile = pointwise ? 0 : directConvTile(conv), deconvTile = directDeconvTile(conv);
     const ConvEpilogue& e = conv.epilogue;
     if (!e.empty()) {
       std::vector<std::string> ep;
@@ -360,14 +364,12 @@ std::string LibraryCall::describe() const {
       if (e.relu) ep.push_back("relu");
       s += ", ";
       for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
-      s += directConvTile(conv) ? " epilogue (applied by the direct kernel as it stores, else by cuDNN's fused "
-                                  "bias-activation call or one pass after cuDNN, as measured)"
-                                : " epilogue (cuDNN's fused bias-activation call or one pass after the convolution, "
-                                  "as measured)";
+      s += tile ? " epilogue (applied by the direct kernel as it stores, else by cuDNN's fused "
+                  "bias-activation call or one pass after cuDNN, as measured)"
+                : " epilogue (cuDNN's fused bias-activation call or one pass after the convolution, as measured)";
     }
-    const int tile = directConvTile(conv), deconvTile = directDeconvTile(conv);
     return s + ", fp32 (FMA math), algorithm measured" +
-           (pointwiseGemm(conv) ? std::string(" (cuDNN's fastest or a cuBLASLt GEMM per image over its pixels)")
+           (pointwise ? std::string(" (cuDNN's fastest or a cuBLASLt GEMM per image over its pixels)")
             : tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)"
             : deconvTile ? " (cuDNN's fastest or a direct gather kernel, one stride phase per block, " +
                                std::to_string(deconvTile) + " output channels per thread)"

@@ -232,6 +232,7 @@ TEST(LibraryCoder, PointwiseConvolutionsMeasureAGemmOverPixels) {
   ASSERT_TRUE(separable.kernels.back().library);
   EXPECT_TRUE(pointwiseGemm(separable.kernels.back().library->conv));
   EXPECT_NE(separable.kernels.back().technique.find("cuBLASLt GEMM per image"), std::string::npos);
+  EXPECT_EQ(separable.kernels.back().technique.find("direct kernel"), std::string::npos);  // the GEMM replaces it
 
   ConvCall c = separable.kernels.back().library->conv;
   c.stride = {2, 2};
