@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the tasks named by SEL (globs under bench/tasks, e.g. "level1/5[4-9]_* level3/*") through
+# Runs the tasks named by SEL (globs under ${TASK_ROOT:-bench/tasks}, e.g. "level1/5[4-9]_* level3/*"; a
+# folder of KernelBench problems brought along works the same) through
 # bench/run_bench.sh on a folder of links, resuming: on a machine that stops commands after 10
 # minutes, the tasks that matter run first and the next call goes on. The bench runs what it is
 # given in level and name order, so name one priority group per call. RESUME_FROM seeds a fresh
@@ -8,7 +9,8 @@
 #   SEL="level2/7*" RESUME_FROM=.carry/suite/results.json SAVE=$OUT bash bench/run_selected.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=build-gpu/suite
+out=${RESULTS:-build-gpu/suite}
+root=${TASK_ROOT:-bench/tasks}
 links=$(mktemp -d)
 mkdir -p "$out" "$links/level1" "$links/level2" "$links/level3"
 if [ ! -f "$out/results.json" ] && [ -n "${RESUME_FROM:-}" ] && [ -f "$RESUME_FROM" ]; then cp "$RESUME_FROM" "$out/"; fi
@@ -18,7 +20,7 @@ done_tasks=$(python3 -c 'import json, sys
 try: print("\n".join(r["task"] for r in json.load(open(sys.argv[1]))["results"]))
 except (OSError, ValueError, KeyError): pass' "$out/results.json")
 for g in ${SEL:?name the tasks, e.g. SEL=\"level1/0*\"}; do
-  for f in bench/tasks/$g; do
+  for f in $root/$g; do
     task="$(basename "$(dirname "$f")")/$(basename "$f" .py)"
     if [ -f "$f" ] && ! grep -qx "$task" <<< "$done_tasks"; then
       ln -sf "$PWD/$f" "$links/$task.py"

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace stitch::profiling {
 namespace {
@@ -234,7 +235,20 @@ std::optional<VerifierFeedback> verifierFeedback(const std::vector<KernelMetrics
   return f;
 }
 
-std::optional<VerifierFeedback> failureFeedback(const std::vector<FailedCheck>& failed) {
+bool isVerifierFailure(const std::string& check) {
+  static const std::set<std::string> candidates = {"cuda_sticky_error", "worker_crashed", "deadline_exceeded",
+                                                   "build_error", "candidate_layout"};
+  static const std::set<std::string> verifiers = {"verifier_error", "needs_gpu", "internal_error", "cuda_out_of_memory",
+                                                  "worker_start_failed", "parse_error", "invalid_request",
+                                                  "invalid_params", "unknown_method", "file_not_found"};
+  if (candidates.count(check)) return false;
+  return verifiers.count(check) > 0 || check.rfind("task_", 0) == 0;
+}
+
+std::optional<VerifierFeedback> failureFeedback(const std::vector<FailedCheck>& all) {
+  std::vector<FailedCheck> failed;
+  for (const auto& c : all)
+    if (!isVerifierFailure(c.check)) failed.push_back(c);
   if (failed.empty()) return std::nullopt;
   static const std::map<std::string, std::string> fixes = {
       {"build_error", "Fix the first compiler error at the reported line; later errors often follow from it."},
@@ -255,6 +269,8 @@ std::optional<VerifierFeedback> failureFeedback(const std::vector<FailedCheck>& 
       {"precision_downgrade", "Compute in the reference's precision (fp32 math, TF32 off) unless the job allows the lower one."},
       {"extra_thread", "Do the work in the calling thread; start no threads."},
       {"faster_than_roofline", "The measured time is below the memory floor: check that the kernel really writes every output element on every call."},
+      {"weights_differ", "Create ModelNew's parameters and buffers as Model does (the same modules in the same order, the same initialization): both are built under one seed and nothing is copied from the reference."},
+      {"buffer_mismatch", "Update the buffers in forward as the reference does (BatchNorm in training mode moves running_mean, running_var and num_batches_tracked)."},
   };
   const FailedCheck& c = failed.front();
   VerifierFeedback f;

@@ -54,7 +54,15 @@ struct FailedCheck {
   std::vector<Evidence> evidence;  // numbers the finding carried (max error, trial, ...)
 };
 
-// Fix mode: the first failed check only (the verdict lists them in the order they were found).
+// Whether a failed check or worker error code is the verifier's, not the candidate's: its own error
+// (verifier_error, internal_error, out of memory outside the candidate's forward, a broken task or
+// request) or no GPU to run on (needs_gpu). Such a failure says nothing about the candidate and
+// must never become advice to change it. The candidate's own: its checks, a sticky CUDA error, a
+// crash or a hang of the worker while it ran.
+bool isVerifierFailure(const std::string& check);
+
+// Fix mode: the first failed check that is the candidate's (the verdict lists them in the order
+// they were found); nullopt when none is.
 std::optional<VerifierFeedback> failureFeedback(const std::vector<FailedCheck>& failed);
 
 nlohmann::json feedbackToJson(const VerifierFeedback& f);

@@ -31,9 +31,22 @@ void from_json(const json& j, PlanParams& v) {
   v.uri = required<std::string>(j, "uri");
   v.tasks = required<std::vector<PlanTask>>(j, "tasks");
   v.uncovered = optional<std::vector<std::string>>(j, "uncovered").value_or(std::vector<std::string>{});
+  v.coverage = optional<PlanCoverage>(j, "coverage");
 }
 void to_json(json& j, const PlanParams& v) {
   j = json{{"jobId", v.jobId}, {"uri", v.uri}, {"tasks", v.tasks}, {"uncovered", v.uncovered}};
+  put(j, "coverage", v.coverage);
+}
+
+void from_json(const json& j, PlanCoverage& v) {
+  v.operators = required<int>(j, "operators");
+  v.coveredOperators = required<int>(j, "coveredOperators");
+  v.timeShare = optional<double>(j, "timeShare").value_or(0.0);
+  v.timeBasis = optional<std::string>(j, "timeBasis").value_or("");
+}
+void to_json(json& j, const PlanCoverage& v) {
+  j = json{{"operators", v.operators}, {"coveredOperators", v.coveredOperators}, {"timeShare", v.timeShare},
+           {"timeBasis", v.timeBasis}};
 }
 
 void from_json(const json& j, Candidate& v) {
@@ -170,6 +183,8 @@ void from_json(const json& j, OptimizeParams& v) {
   for (const auto& p : v.allowPrecision)
     if (!isPrecision(p))
       throw ParamsError("\"allowPrecision\" entries must be \"tf32\", \"fp16\" or \"bf16\"");
+  v.precision = optional<std::string>(j, "precision").value_or("eager");
+  if (!isPrecisionMode(v.precision)) throw ParamsError("\"precision\" must be \"eager\" or \"fp32\"");
   v.gpu = optional<int>(j, "gpu");
   v.workDoneToken = optional<json>(j, "workDoneToken");
 }

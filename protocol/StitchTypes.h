@@ -22,11 +22,21 @@ struct PlanTask {
   std::string status = "pending";      // pending | active | done | skipped
 };
 
+// How much of the forward runs in the candidate's compiled code (a partial candidate leaves the
+// rest in PyTorch between its compiled segments).
+struct PlanCoverage {
+  int operators = 0;         // the forward's computing operators (views and allocations excluded)
+  int coveredOperators = 0;  // those in generated kernels or library calls
+  double timeShare = 0;      // of the reference's time, 0..1, that the covered operators take
+  std::string timeBasis;     // "profile" (the reference's measured time per line) | "bytes" (an estimate)
+};
+
 struct PlanParams {
   std::string jobId;
   std::string uri;
   std::vector<PlanTask> tasks;
   std::vector<std::string> uncovered;  // operators left in PyTorch, named, never hidden
+  std::optional<PlanCoverage> coverage;
 };
 
 struct Candidate {
@@ -90,6 +100,8 @@ struct Budget {
 
 // The lower precisions a job may allow (OptimizeParams::allowPrecision).
 inline bool isPrecision(const std::string& name) { return name == "tf32" || name == "fp16" || name == "bf16"; }
+// The precision modes of a job (OptimizeParams::precision).
+inline bool isPrecisionMode(const std::string& name) { return name == "eager" || name == "fp32"; }
 
 struct Tolerance {
   double atol = 1e-4;
@@ -107,6 +119,11 @@ struct OptimizeParams {
   // passes them, and the built-in brain's library calls may use TF32 tensor cores in their
   // fp32-accurate 3xTF32 form. Empty: fp32 stays fp32.
   std::vector<std::string> allowPrecision;
+  // The precision of the built-in brain's library calls: "eager" (each runs as eager runs it:
+  // TF32 convolutions while torch.backends.cudnn.allow_tf32 is on, TF32 matmuls while
+  // torch.backends.cuda.matmul.allow_tf32 is) or "fp32" (exact fp32 everywhere); the verifier then
+  // excuses TF32 only under "eager", where the reference itself computes those ops in TF32.
+  std::string precision = "eager";
   std::optional<int> gpu;
   std::optional<json> workDoneToken;  // LSP WorkDoneProgressParams
 };
@@ -138,6 +155,7 @@ struct JobSummary {
   void from_json(const json& j, T& v); \
   void to_json(json& j, const T& v);
 STITCH_JSON_BOTH(PlanTask)
+STITCH_JSON_BOTH(PlanCoverage)
 STITCH_JSON_BOTH(PlanParams)
 STITCH_JSON_BOTH(Candidate)
 STITCH_JSON_BOTH(CandidateParams)

@@ -23,6 +23,7 @@ struct Args {
   std::optional<std::string> model;
   std::optional<std::string> baseUrl;
   std::vector<std::string> allowPrecision;
+  std::string precision = "eager";
 };
 
 std::optional<Args> parseArgs(const std::vector<std::string>& args) {
@@ -45,6 +46,17 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
         return std::nullopt;
       }
       a.allowPrecision.push_back(p);
+    } else if (arg == "--precision" || arg.rfind("--precision=", 0) == 0) {
+      if (arg == "--precision" && i + 1 == args.size()) {
+        std::cerr << "stitchcuda optimize: --precision takes eager or fp32\n";
+        return std::nullopt;
+      }
+      const std::string p = arg == "--precision" ? args[++i] : arg.substr(12);
+      if (!protocol::isPrecisionMode(p)) {
+        std::cerr << "stitchcuda optimize: --precision takes eager or fp32, not " << p << "\n";
+        return std::nullopt;
+      }
+      a.precision = p;
     } else if (!arg.empty() && arg[0] != '-' && a.file.empty()) a.file = arg;
     else {
       std::cerr << "stitchcuda optimize: unexpected argument " << arg << "\n";
@@ -64,9 +76,13 @@ std::string describe(const agents::JobEvent& event) {
     std::string operator()(const protocol::PlanParams& p) const {
       std::string s = "plan: " + std::to_string(p.tasks.size()) + " task(s)";
       for (const auto& t : p.tasks) s += "\n  - " + t.title + " [" + t.technique + "]";
+      if (p.coverage)
+        s += "\n  covered: " + std::to_string(p.coverage->coveredOperators) + " of " + std::to_string(p.coverage->operators) +
+             " operator(s), " + std::to_string(static_cast<int>(p.coverage->timeShare * 100 + 0.5)) + "% of the reference's " +
+             (p.coverage->timeBasis == "profile" ? "measured time" : "time (estimated from bytes moved)");
       if (!p.uncovered.empty()) {
         s += "\n  left in PyTorch:";
-        for (const auto& u : p.uncovered) s += " " + u;
+        for (const auto& u : p.uncovered) s += "\n    " + u;
       }
       return s;
     }
@@ -189,6 +205,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.options.model = args->model;
   request.options.baseUrl = args->baseUrl;
   request.options.allowPrecision = args->allowPrecision;
+  request.options.precision = args->precision;
   if (tty)
     request.progress = [&](const std::string& message, std::optional<int>) {
       std::lock_guard lock(m);

@@ -14,6 +14,7 @@ struct Args {
   std::string reference;
   std::string candidate;
   bool json = false;
+  bool kernelbench = false;  // KernelBench's protocol count instead of the verdict
   protocol::json params = protocol::json::object();
 };
 
@@ -38,6 +39,8 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
       return true;
     };
     if (arg == "--json") a.json = true;
+    else if (arg == "--kernelbench") a.kernelbench = true;
+    else if (arg == "--seed") { if (!number("seed")) return std::nullopt; a.params["seed"] = static_cast<int>(a.params["seed"].get<double>()); }
     else if (arg == "--reference") { if (auto v = value()) a.reference = *v; else return std::nullopt; }
     else if (arg == "--candidate") { if (auto v = value()) a.candidate = *v; else return std::nullopt; }
     else if (arg == "--atol") { if (!number("atol")) return std::nullopt; }
@@ -52,15 +55,32 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
   }
   if (a.reference.empty() || a.candidate.empty()) {
     std::cerr << "usage: stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R]\n"
-                 "                         [--trials N] [--allow-precision tf32|fp16|bf16] [--no-timing]\n";
+                 "                         [--trials N] [--allow-precision tf32|fp16|bf16] [--no-timing]\n"
+                 "                         [--kernelbench [--seed S]]\n";
     return std::nullopt;
   }
   return a;
 }
 
+// A verdict's status, and what the command exits with for it: the verifier's own failure is an
+// error of the run (2), no GPU to run the candidate on is its own case (4), never "FAILED".
+int exitFor(const std::string& status) {
+  if (status == "passed") return 0;
+  if (status == "verifier_error") return 2;
+  if (status == "needs_gpu") return 4;
+  return 1;
+}
+
+std::string headline(const std::string& status) {
+  if (status == "passed") return "PASSED";
+  if (status == "verifier_error") return "NOT JUDGED (the verifier failed)";
+  if (status == "needs_gpu") return "NEEDS A GPU";
+  return "FAILED";
+}
+
 void printVerdict(const protocol::json& v) {
-  bool passed = v.value("passed", false);
-  std::cout << (passed ? "PASSED" : "FAILED") << "  " << v.value("candidate", "") << "\n";
+  const std::string status = v.value("status", v.value("passed", false) ? "passed" : "failed");
+  std::cout << headline(status) << "  " << v.value("candidate", "") << "\n";
   for (const auto& f : v.value("findings", protocol::json::array())) {
     std::cout << "  ✗ " << f.value("check", "?") << ": " << f.value("message", "");
     if (f.contains("file") && f["file"].is_string())
@@ -73,13 +93,31 @@ void printVerdict(const protocol::json& v) {
     std::cout << "  - skipped " << check << ": " << (why.is_string() ? why.get<std::string>() : why.dump()) << "\n";
   for (const auto& f : v.value("flags", protocol::json::array()))
     std::cout << "  ! " << f.value("name", "?") << ": " << f.value("reason", "") << "\n";
-  if (auto t = v.value("tolerance", protocol::json()); t.is_object())
-    std::cout << "  tolerance: atol " << t.value("atol", 0.0) << ", rtol " << t.value("rtol", 0.0) << "\n";
+  // Tolerances mean something only where trials compared outputs.
+  if (auto t = v.value("tolerance", protocol::json()); t.is_object() && !v.value("trials", protocol::json::array()).empty()) {
+    std::cout << "  tolerance: atol " << t.value("atol", 0.0) << ", rtol " << t.value("rtol", 0.0);
+    if (v.value("correctness_rule", protocol::json()) == "truth") std::cout << ", passed by the fp64-truth rule";
+    if (auto strict = v.value("kernelbench_strict", protocol::json()); strict.is_boolean())
+      std::cout << "; KernelBench's 1e-4 check " << (strict.get<bool>() ? "passes" : "fails");
+    std::cout << "\n";
+  }
   if (auto timing = v.value("timing", protocol::json()); timing.is_object() && timing.contains("speedup_vs_eager"))
     std::printf("  speedup: %.2f× vs eager%s\n", timing["speedup_vs_eager"].get<double>(),
                 timing.contains("speedup_vs_compile") && timing["speedup_vs_compile"].is_number()
                     ? (", " + std::to_string(timing["speedup_vs_compile"].get<double>()).substr(0, 4) + "× vs torch.compile").c_str()
                     : "");
+}
+
+// `--kernelbench`: the harness's count of KernelBench's own protocol (HARNESS.md, verifyKernelBench).
+void printKernelBench(const protocol::json& r) {
+  const std::string status = r.value("status", "failed");
+  const int trials = r.value("trials", 0);
+  std::cout << headline(status) << " (KernelBench protocol, seed " << r.value("seed", 0) << ")  " << r.value("candidate", "")
+            << "\n  correct: " << r.value("correct_1e-4", 0) << "/" << trials << " at atol=rtol=1e-4, "
+            << r.value("correct_1e-2", 0) << "/" << trials << " at 1e-2\n";
+  if (auto w = r.value("weights", protocol::json()); w.is_string()) std::cout << "  weights under one seed: " << w.get<std::string>() << "\n";
+  if (auto e = r.value("error", protocol::json()); e.is_object())
+    std::cout << "  stopped at " << e.value("stage", "?") << ": " << e.value("message", "") << "\n";
 }
 
 }  // namespace
@@ -96,7 +134,8 @@ int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& 
                        [](const protocol::json& event) {
                          std::cerr << "harness: " << event.value("message", "") << "\n";
                        });
-  auto reply = worker.call("verify", args->params, config.workerDeadline, agents::CancelToken());
+  auto reply = worker.call(args->kernelbench ? "verifyKernelBench" : "verify", args->params, config.workerDeadline,
+                           agents::CancelToken());
   if (!reply.ok()) {
     const auto& e = *reply.error;
     if (args->json) std::cout << protocol::json{{"error", {{"code", e.code}, {"message", e.message}}}}.dump(2) << "\n";
@@ -104,8 +143,9 @@ int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& 
     return e.code == "cuda_sticky_error" ? 3 : 2;
   }
   if (args->json) std::cout << reply.result->dump(2) << "\n";
+  else if (args->kernelbench) printKernelBench(*reply.result);
   else printVerdict(*reply.result);
-  return reply.result->value("passed", false) ? 0 : 1;
+  return exitFor(reply.result->value("status", reply.result->value("passed", false) ? "passed" : "failed"));
 }
 
 }  // namespace stitch::server

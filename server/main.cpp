@@ -37,6 +37,7 @@ const char* kUsage = R"(usage:
                     [--ncu-runs N]
   stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
                     [--allow-precision tf32|fp16|bf16] [--no-timing] [--python PYTHON]
+                    [--kernelbench [--seed S]]   (KernelBench's protocol: seeded construction, 5 trials, 1e-4 and 1e-2)
   stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS] [--deadline SECONDS]
                     [--python PYTHON] [--ncu-runs N (default 0)] [--jobs-dir DIR] [optimize's --brain/--model/--base-url/--allow-precision]
   stitchcuda --version

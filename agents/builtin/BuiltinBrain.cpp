@@ -53,6 +53,14 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   options.fuse = !replan;
   const auto& allowed = request.options.allowPrecision;
   options.tensorCores = std::find(allowed.begin(), allowed.end(), "tf32") != allowed.end();
+  // Each library call in eager's precision for it, unless the job asks for exact fp32.
+  if (request.options.precision == "fp32") {
+    options.precisionWhy = PrecisionWhy::JobFp32;
+  } else if (facts.precision) {
+    options.convTf32 = facts.precision->convTf32;
+    options.matmulTf32 = facts.precision->matmulTf32;
+    options.precisionWhy = PrecisionWhy::Eager;
+  }
   replanned_ = replan;
   tried_.clear();
   lastPick_.reset();
@@ -78,10 +86,9 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   for (const auto& u : plan_.uncovered)
     out.plan.uncovered.push_back(shortOp(u.op) + (u.source ? " (line " + std::to_string(u.source->line) + ")" : "") +
                                  ": " + u.reason);
-  if (!plan_.wholeForward()) {
-    out.reason = plan_.kernels.empty() ? "no operator of this forward has a generated kernel"
-                                       : "operators outside the generated kernels stay in PyTorch, and this version "
-                                         "generates whole-forward candidates only";
+  out.plan.coverage = planCoverage(*graph_, plan_, facts.lineTimesUs);
+  if (plan_.kernels.empty()) {
+    out.reason = "no operator of this forward has a generated kernel";
     return out;
   }
   std::ifstream in(request.taskFile);
@@ -140,13 +147,22 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   // answer from a candidate whose library calls may take their 3xTF32 form is retried once in
   // fp32, same variant: 3xTF32 keeps about 2^-22 of each product where fp32 keeps 2^-24, and over
   // long sums of off-centre inputs that can exceed fp32's tolerance (a 3072^3 matmul on the
-  // verifier's randn*3+0.5 trial: 0.029 off on outputs near 10^3, H100).
+  // verifier's randn*3+0.5 trial: 0.029 off on outputs near 10^3, H100). So is one whose library
+  // calls run in TF32 as eager does: another TF32 algorithm than eager's rounds otherwise, and
+  // exact fp32 is closer to the truth than either; or one whose TF32 the verifier did not excuse
+  // (precision_downgrade: it saw the reference run those ops otherwise).
+  std::string retryWhy;
   if (last && !last->passed && !last->failedChecks.empty()) {
     const auto& failed = last->failedChecks;
-    if (plan_.tensorCores && lastPick_ && std::find(failed.begin(), failed.end(), "output_mismatch") != failed.end()) {
-      plan_.tensorCores = false;
+    auto failedCheck = [&](const char* c) { return std::find(failed.begin(), failed.end(), c) != failed.end(); };
+    const bool eagerTf32 = plan_.usesTf32();
+    if (lastPick_ && (failedCheck("output_mismatch") || (eagerTf32 && failedCheck("precision_downgrade"))) &&
+        plan_.toExactFp32()) {
       pick = lastPick_;
       fp32Retry = true;
+      retryWhy = !failedCheck("output_mismatch") ? "the verifier did not excuse its TF32"
+                 : eagerTf32                        ? "eager's TF32 form missed the tolerance"
+                                                    : "the 3xTF32 form missed the tolerance";
     } else {
       for (const auto& c : failed)
         if (c == "output_mismatch" || c == "build_error" || c == "nan_or_inf" || c == "pytorch_compute") return std::nullopt;
@@ -161,7 +177,7 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   lastPick_ = pick;
   const Variant v = all[*pick];
   const std::string title = stepsText(plan_) + " for " + fileName(graph_->task) + (replanned_ ? ", unfused" : "") +
-                            ", " + v.name() + (fp32Retry ? ", fp32 (the 3xTF32 form missed the tolerance)" : "");
+                            ", " + v.name() + (fp32Retry ? ", fp32 (" + retryWhy + ")" : "");
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);
   if (!c) {
     error = c.error().message;

@@ -1,10 +1,12 @@
-// Candidate generation; see Coder.h. The ABI order is: the forward's tensor arguments, the
-// parameters and buffers the kernels read, then every buffer a kernel writes (intermediates
-// between kernels and the forward's results), all allocated by ModelNew.
+// Candidate generation; see Coder.h. Each compiled segment's ABI order is: the tensors its steps
+// read (the forward's arguments, parameters and buffers, what earlier steps wrote), then those
+// they write (intermediates between steps and the forward's results, allocated by ModelNew).
 #include "agents/builtin/Coder.h"
 
 #include "agents/builtin/HostProgram.h"
+#include "agents/builtin/KernelBuilder.h"
 #include "agents/builtin/LibraryEmitter.h"
+#include "agents/builtin/TorchCall.h"
 
 #include <algorithm>
 #include <cctype>
@@ -64,12 +66,32 @@ std::string attributePath(const std::string& dotted) {
   return expr;
 }
 
-struct Layout {
-  std::vector<Slot> slots;
-  std::map<std::string, int> index;
-  std::map<std::string, std::string> returned;  // each forward result's Python expression
-  std::vector<std::string> buffers;             // tensor ids whose shape and dtype each bufN has
+// One entry of the forward, in order: a compiled segment (consecutive planned steps behind one
+// library entry point) or a node the plan leaves in PyTorch.
+struct Step {
+  std::vector<std::size_t> kernels;  // indices into plan.kernels (a compiled segment)
+  std::optional<int> node;           // a graph node issued from Python
 };
+
+struct Layout {
+  std::vector<Slot> slots;                  // every tensor a compiled step reads or writes, once
+  std::map<std::string, int> index;         // tensor id → slot
+  std::vector<Step> steps;
+  std::vector<std::vector<std::string>> segmentTensors;  // per compiled segment: its ABI order
+  std::vector<std::string> stepLines;       // per step: its Python (the call or the PyTorch op)
+  std::map<std::string, std::string> names;  // tensor id → Python expression, as the forward binds them
+  std::map<std::string, int> pytorchOps;     // schema name → calls left in PyTorch
+  std::vector<std::string> returned;         // each forward result's Python expression
+  std::vector<std::string> buffers;          // tensor ids whose shape and dtype each bufN has
+  bool partial() const { return steps.size() != 1 || steps[0].kernels.empty(); }
+};
+
+// The tensor's view chain down to its root.
+const TensorInfo* rootOf(const Graph& graph, const std::string& id) {
+  const TensorInfo* t = graph.tensor(id);
+  while (t && t->viewOf && graph.tensor(*t->viewOf)) t = graph.tensor(*t->viewOf);
+  return t;
+}
 
 // A result that is a view of a buffer a kernel writes (a reshape after the last kernel, as
 // instance norm ends) is returned as that view of the buffer.
@@ -87,87 +109,205 @@ std::optional<std::string> viewExpr(const Graph& graph, const Layout& l, const s
          std::to_string(t->storageOffset - root->storageOffset) + ")";
 }
 
-// The forward's results are fresh tensors every call (outN). Intermediates between steps are
-// planned once: buffers made on the first call and kept, one shared by every intermediate of the
-// same shape and dtype whose lifetimes do not overlap (steps run in order on one stream, so a
-// buffer is free once its last reader has been launched).
-void nameBuffers(const Graph& graph, const Plan& plan, Layout& l) {
-  std::set<int> returnedSlots;
-  for (const auto& o : graph.outputs) {
-    const TensorInfo* t = graph.tensor(o);
-    while (t && !l.index.count(t->id)) t = t->viewOf ? graph.tensor(*t->viewOf) : nullptr;
-    if (t) returnedSlots.insert(l.index.at(t->id));
+// The forward in order: planned steps grouped into segments, split where the plan leaves a
+// node in PyTorch.
+std::vector<Step> orderSteps(const Plan& plan) {
+  std::vector<Step> steps;
+  std::vector<const UncoveredOp*> left;
+  for (const auto& u : plan.uncovered)
+    if (u.node) left.push_back(&u);
+  std::stable_sort(left.begin(), left.end(), [](const UncoveredOp* a, const UncoveredOp* b) {
+    return a->afterSteps != b->afterSteps ? a->afterSteps < b->afterSteps : *a->node < *b->node;
+  });
+  std::size_t next = 0;
+  for (std::size_t k = 0; k <= plan.kernels.size(); ++k) {
+    for (; next < left.size() && left[next]->afterSteps == k; ++next) steps.push_back({{}, left[next]->node});
+    if (k == plan.kernels.size()) break;
+    if (steps.empty() || steps.back().node) steps.push_back({});
+    steps.back().kernels.push_back(k);
   }
-  std::map<std::string, std::size_t> lastRead;
-  for (std::size_t i = 0; i < plan.kernels.size(); ++i)
-    for (const auto& id : plan.kernels[i].reads()) lastRead[id] = i;
+  return steps;
+}
+
+// Which steps read each tensor's root last: a buffer is free once its last reader has been
+// issued (steps run in order on one stream, PyTorch's operators on the same stream as ours).
+std::map<std::string, std::size_t> lastReads(const Graph& graph, const Plan& plan, const std::vector<Step>& steps) {
+  std::map<std::string, std::size_t> last;
+  auto read = [&](const std::string& id, std::size_t at) {
+    if (const TensorInfo* r = rootOf(graph, id)) last[r->id] = std::max(last[r->id], at);
+  };
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    for (std::size_t k : steps[s].kernels)
+      for (const auto& id : plan.kernels[k].reads()) read(id, s);
+    if (steps[s].node)
+      for (const Argument& a : graph.node(*steps[s].node)->inputs) {
+        if (a.tensor) read(*a.tensor, s);
+        for (const auto& id : a.tensors)
+          if (!id.empty()) read(id, s);
+      }
+  }
+  return last;
+}
+
+// The forward's results are fresh tensors every call (outN): those a kernel writes and the
+// forward returns, directly or through views or PyTorch's in-place operators. Intermediates
+// between steps are planned once: buffers made on the first call and kept, one shared by every
+// intermediate of the same shape and dtype whose lifetimes do not overlap.
+void nameBuffers(const Graph& graph, const Plan& plan, Layout& l) {
+  std::set<std::string> returnedRoots;
+  for (const auto& o : graph.outputs)
+    if (const TensorInfo* r = rootOf(graph, o)) returnedRoots.insert(r->id);
+  const auto lastRead = lastReads(graph, plan, l.steps);
   std::vector<std::size_t> freeAfter;  // per buffer: the last step that reads its current tenant
   int outs = 0;
-  for (std::size_t step = 0; step < plan.kernels.size(); ++step)
-    for (const auto& id : plan.kernels[step].writes()) {
-      Slot& slot = l.slots[l.index.at(id)];
-      if (!slot.expr.empty()) continue;
-      if (returnedSlots.count(l.index.at(id))) {
-        slot.expr = "out" + std::to_string(outs++);
-        continue;
+  for (std::size_t step = 0; step < l.steps.size(); ++step)
+    for (std::size_t k : l.steps[step].kernels)
+      for (const auto& id : plan.kernels[k].writes()) {
+        Slot& slot = l.slots[l.index.at(id)];
+        if (!slot.expr.empty()) continue;
+        if (returnedRoots.count(rootOf(graph, id)->id)) {
+          slot.expr = "out" + std::to_string(outs++);
+          continue;
+        }
+        const TensorInfo* t = graph.tensor(id);
+        std::size_t b = 0;
+        for (; b < l.buffers.size(); ++b) {
+          const TensorInfo* u = graph.tensor(l.buffers[b]);
+          if (freeAfter[b] < step && u->shape == t->shape && u->dtype == t->dtype) break;
+        }
+        if (b == l.buffers.size()) {
+          l.buffers.push_back(id);
+          freeAfter.push_back(0);
+        }
+        auto it = lastRead.find(rootOf(graph, id)->id);
+        freeAfter[b] = it != lastRead.end() ? std::max(it->second, step) : step;
+        slot.expr = "buf" + std::to_string(b);
+        slot.kept = true;
       }
-      const TensorInfo* t = graph.tensor(id);
-      std::size_t b = 0;
-      for (; b < l.buffers.size(); ++b) {
-        const TensorInfo* u = graph.tensor(l.buffers[b]);
-        if (freeAfter[b] < step && u->shape == t->shape && u->dtype == t->dtype) break;
-      }
-      if (b == l.buffers.size()) {
-        l.buffers.push_back(id);
-        freeAfter.push_back(0);
-      }
-      freeAfter[b] = lastRead.count(id) ? lastRead[id] : step;
-      slot.expr = "buf" + std::to_string(b);
-      slot.kept = true;
+}
+
+// Names tensors in Python as the forward binds them, issuing the views (and allocations) that a
+// PyTorch step or a result needs just before it.
+class PythonNames {
+public:
+  PythonNames(const Graph& graph, Layout& l, std::string device) : graph_(graph), l_(l), device_(std::move(device)) {}
+
+  Outcome<std::string> operator()(const std::string& id, std::string& lines) {
+    if (auto it = l_.names.find(id); it != l_.names.end()) return it->second;
+    // A view of a buffer a compiled step writes is that buffer's view.
+    if (auto v = viewExpr(graph_, l_, id)) return l_.names[id] = *v;
+    const TensorInfo* t = graph_.tensor(id);
+    const Node* producer = t && t->producer ? graph_.node(*t->producer) : nullptr;
+    // A view or an allocation moves no data: it is issued again where it is needed.
+    if (producer && (producer->kind == "view" || classifyOp(producer->op) == OpClass::Allocation)) {
+      if (auto issued = issue(*producer, lines); !issued) return issued.error();
+      if (auto it = l_.names.find(id); it != l_.names.end()) return it->second;
     }
+    return Failure{"tensor " + id + (producer ? " (from " + producer->where() + ")" : std::string()) +
+                   " is neither written by a compiled step nor computed in PyTorch, so the forward cannot name it"};
+  }
+
+  // `node` issued through torch.ops; its tensor results are bound to locals.
+  Outcome<bool> issue(const Node& node, std::string& lines) {
+    std::string before;
+    auto args = torchCallArgs(node, [&](const std::string& id) { return (*this)(id, before); }, device_);
+    if (!args) return args.error();
+    lines += before;
+    const std::string call = torchOpExpr(node.op) + "(" + args.value() + ")";
+    std::vector<std::string> locals;
+    for (const auto& o : node.outputs) locals.push_back("v_" + o);
+    if (!node.resultIndex) {
+      lines += (locals.empty() ? std::string() : locals[0] + " = ") + call + "\n";
+    } else {
+      lines += "_r = " + call + "\n";
+      for (std::size_t i = 0; i < locals.size() && i < node.resultIndex->size(); ++i)
+        lines += locals[i] + " = _r[" + std::to_string((*node.resultIndex)[i]) + "]\n";
+    }
+    for (std::size_t i = 0; i < node.outputs.size(); ++i) l_.names[node.outputs[i]] = locals[i];
+    return true;
+  }
+
+private:
+  const Graph& graph_;
+  Layout& l_;
+  std::string device_;
+};
+
+std::string indented(const std::string& lines, const std::string& indent) {
+  std::string out;
+  std::istringstream in(lines);
+  for (std::string line; std::getline(in, line);) out += (line.empty() ? "" : indent) + line + "\n";
+  return out;
 }
 
 Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource& forward) {
-  if (!plan.wholeForward())
-    return Failure{"the plan leaves " + std::to_string(plan.uncovered.size()) +
-                   " operator(s) in PyTorch; this coder generates whole-forward candidates only"};
+  if (plan.kernels.empty()) return Failure{"no operator of this forward has a generated kernel"};
   if (graph.inputs.size() != forward.params.size())
     return Failure{"forward takes " + std::to_string(forward.params.size()) + " argument(s) but the graph has " +
                    std::to_string(graph.inputs.size()) + " tensor input(s); non-tensor arguments are not generated"};
   Layout l;
+  l.steps = orderSteps(plan);
   auto add = [&](const std::string& id, std::string expr, bool allocated) {
     if (l.index.count(id)) return;
     l.index[id] = static_cast<int>(l.slots.size());
     l.slots.push_back({id, std::move(expr), allocated});
   };
-  for (std::size_t i = 0; i < graph.inputs.size(); ++i) add(graph.inputs[i], forward.params[i], false);
-  for (const auto& k : plan.kernels)
-    for (const auto& id : k.reads()) {
-      const TensorInfo* t = graph.tensor(id);
-      if (t->role == "parameter" || t->role == "buffer") {
-        if (!t->name) return Failure{"parameter " + t->id + " has no name; ModelNew cannot register it"};
-        add(t->id, attributePath(*t->name), false);
-      }
-    }
+  for (std::size_t i = 0; i < graph.inputs.size(); ++i) l.names[graph.inputs[i]] = forward.params[i];
+  for (const TensorInfo& t : graph.tensors)
+    if ((t.role == "parameter" || t.role == "buffer") && t.name) l.names[t.id] = attributePath(*t.name);
   for (const auto& k : plan.kernels)
     for (const auto& id : k.writes()) add(id, "", true);
-  for (const auto& k : plan.kernels)
-    for (const auto& id : k.reads())
-      if (!l.index.count(id))
-        return Failure{"step " + k.id + " reads " + id + ", which no step writes and the forward does not take"};
   nameBuffers(graph, plan, l);
-  for (const auto& o : graph.outputs) {
-    auto e = viewExpr(graph, l, o);
-    if (!e) return Failure{"the forward returns " + o + ", which is not written by a generated kernel"};
-    l.returned[o] = *e;
+
+  const std::string device = forward.params.empty() ? "None" : forward.params[0] + ".device";
+  PythonNames names(graph, l, device);
+  for (const Step& step : l.steps) {
+    std::string lines;
+    if (step.node) {
+      const Node& n = *graph.node(*step.node);
+      if (auto issued = names.issue(n, lines); !issued) return issued.error();
+      if (n.kind != "view") ++l.pytorchOps[schemaName(n.op)];
+      l.stepLines.push_back(lines);
+      continue;
+    }
+    std::vector<std::string> tensors;
+    auto take = [&](const std::string& id) {
+      if (std::find(tensors.begin(), tensors.end(), id) == tensors.end()) tensors.push_back(id);
+    };
+    std::set<std::string> written;
+    for (std::size_t k : step.kernels)
+      for (const auto& id : plan.kernels[k].writes()) written.insert(id);
+    for (std::size_t k : step.kernels)
+      for (const auto& id : plan.kernels[k].reads())
+        if (!written.count(id)) take(id);
+    for (std::size_t k : step.kernels)
+      for (const auto& id : plan.kernels[k].writes()) take(id);
+    std::string args;
+    for (const auto& id : tensors) {
+      const TensorInfo* t = graph.tensor(id);
+      if (dtypeCode(t->dtype) < 0) return Failure{"tensor " + id + " has dtype " + t->dtype + ", which the ABI cannot pass"};
+      if ((t->role == "parameter" || t->role == "buffer") && !t->name)
+        return Failure{"parameter " + id + " has no name; ModelNew cannot register it"};
+      auto e = names(id, lines);
+      if (!e) return Failure{"a compiled step reads " + id + ", which no step writes and the forward does not take (" +
+                             e.error().message + ")"};
+      args += ", " + e.value();
+    }
+    l.stepLines.push_back(lines + "{lib}." + (l.partial() ? "segment(" + std::to_string(l.segmentTensors.size()) + args + ")"
+                                                          : "forward(" + args.substr(2) + ")") + "\n");
+    l.segmentTensors.push_back(std::move(tensors));
   }
-  for (const Slot& s : l.slots)
-    if (dtypeCode(graph.tensor(s.tensorId)->dtype) < 0)
-      return Failure{"tensor " + s.tensorId + " has dtype " + graph.tensor(s.tensorId)->dtype + ", which the ABI cannot pass"};
+  std::string tail;
+  for (const auto& o : graph.outputs) {
+    auto e = names(o, tail);
+    if (!e) return Failure{"the forward returns " + o + ": " + e.error().message};
+    l.returned.push_back(e.value());
+  }
+  l.stepLines.push_back(tail);
   return l;
 }
 
-// The allocation lines and the library call of a forward, at `indent`.
+// The allocation lines, the steps and the return of a forward, at `indent`.
 std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource& forward, const std::string& lib,
                         const std::string& indent) {
   std::ostringstream py;
@@ -187,19 +327,19 @@ std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource
   }
   for (const Slot& s : l.slots)
     if (s.allocated && !s.kept) py << indent << s.expr << " = " << empty(graph.tensor(s.tensorId)) << "\n";
-  py << indent << lib << ".forward(";
-  for (std::size_t i = 0; i < l.slots.size(); ++i) py << (i ? ", " : "") << l.slots[i].expr;
-  py << ")\n" << indent << "return ";
-  for (std::size_t i = 0; i < graph.outputs.size(); ++i)
-    py << (i ? ", " : "") << l.returned.at(graph.outputs[i]);
+  std::string steps;
+  for (const auto& lines : l.stepLines) steps += lines;
+  for (std::size_t at = steps.find("{lib}"); at != std::string::npos; at = steps.find("{lib}", at)) steps.replace(at, 5, lib);
+  py << indented(steps, indent) << indent << "return ";
+  for (std::size_t i = 0; i < l.returned.size(); ++i) py << (i ? ", " : "") << l.returned[i];
   py << "\n";
   return py.str();
 }
 
-// Every parameter and buffer registered under the reference's dotted names (also those no
-// kernel reads, such as num_batches_tracked), so the harness can copy the reference's
-// state_dict into ModelNew: it does so only when the keys match. Names need not be Python
-// identifiers (nn.Sequential's children are "0", "1", ...), so modules are added by name.
+// Fallback when the capture could not give Model's construction: every parameter and buffer
+// registered under the reference's dotted names (also those no kernel reads, such as
+// num_batches_tracked). Names need not be Python identifiers (nn.Sequential's children are "0",
+// "1", ...), so modules are added by name. Such a ModelNew draws no weights of its own.
 std::string registrations(const Graph& graph) {
   std::ostringstream py;
   std::set<std::string> modules;
@@ -229,6 +369,48 @@ std::string registrations(const Graph& graph) {
   return py.str();
 }
 
+// The C++ arrays segment `s` checks its tensors against, and the check itself: the kernels bake
+// these layouts in.
+std::string layoutChecks(const Graph& graph, const Layout& l, std::size_t s, std::ostringstream& cu) {
+  const auto& ids = l.segmentTensors[s];
+  const std::string n = std::to_string(s);
+  auto allocated = [&](const std::string& id) { return l.slots[l.index.at(id)].allocated; };
+  cu << "static const int32_t kDtype" << n << "[] = {";
+  for (std::size_t i = 0; i < ids.size(); ++i) cu << (i ? ", " : "") << dtypeCode(graph.tensor(ids[i])->dtype);
+  cu << "};\nstatic const int32_t kNdim" << n << "[] = {";
+  for (std::size_t i = 0; i < ids.size(); ++i) cu << (i ? ", " : "") << graph.tensor(ids[i])->shape.size();
+  cu << "};\nstatic const int64_t kSizes" << n << "[][8] = {";
+  for (std::size_t i = 0; i < ids.size(); ++i) cu << (i ? ", " : "") << cArray(graph.tensor(ids[i])->shape);
+  cu << "};\nstatic const int64_t kStrides" << n << "[][8] = {";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const TensorInfo* t = graph.tensor(ids[i]);
+    cu << (i ? ", " : "") << cArray(l.index.count(ids[i]) && allocated(ids[i]) ? contiguousStrides(t->shape) : t->strides);
+  }
+  cu << "};\n";
+  return "      for (int i = 0; i < n; ++i) {\n"
+         "        if (t[i].dtype != kDtype" + n + "[i] || t[i].ndim != kNdim" + n + "[i]) return (int)cudaErrorInvalidValue;\n"
+         "        for (int d = 0; d < t[i].ndim; ++d)\n"
+         "          if (t[i].sizes[d] != kSizes" + n + "[i][d] || (kSizes" + n + "[i][d] != 1 && t[i].strides[d] != kStrides" + n +
+         "[i][d]))\n"
+         "            return (int)cudaErrorInvalidValue;\n"
+         "      }\n";
+}
+
+// ModelNew's class: Model's own construction (so the same seed draws the same weights) and the
+// generated forward.
+std::string modelClass(const Graph& graph, const Layout& lay, const ForwardSource& forward, const std::string& lib) {
+  std::ostringstream py;
+  py << "class ModelNew(nn.Module):\n";
+  if (graph.construction && graph.construction->body.find("def __init__") != std::string::npos)
+    py << indented(graph.construction->body, "    ") << "\n";
+  else
+    py << "    def __init__(self, *args, **kwargs):\n        super().__init__()\n" << registrations(graph) << "\n";
+  py << "    def forward(self";
+  for (const auto& p : forward.params) py << ", " << p;
+  py << "):\n" << forwardBody(graph, lay, forward, lib, "        ");
+  return py.str();
+}
+
 }  // namespace
 
 Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan, const ForwardSource& forward,
@@ -237,8 +419,14 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
   if (!l) return l.error();
   const Layout& lay = l.value();
   std::ostringstream cu;
-  cu << "// " << title << "\n// Generated by the StitchCUDA built-in coder, variant " << variant.name() << ". Tensors:";
-  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : " ") << lay.slots[i].expr;
+  cu << "// " << title << "\n// Generated by the StitchCUDA built-in coder, variant " << variant.name() << ".";
+  for (std::size_t s = 0; s < lay.segmentTensors.size(); ++s) {
+    cu << (lay.segmentTensors.size() > 1 ? "\n// Segment " + std::to_string(s) + " tensors:" : std::string(" Tensors:"));
+    for (std::size_t i = 0; i < lay.segmentTensors[s].size(); ++i) {
+      const std::string& id = lay.segmentTensors[s][i];
+      cu << (i ? ", " : " ") << (lay.names.count(id) ? lay.names.at(id) : id);
+    }
+  }
   bool gemm = false, conv = false, directDeconv = false;
   for (const auto& k : plan.kernels) {
     // A pointwise convolution measures a cuBLASLt GEMM against cuDNN.
@@ -249,54 +437,52 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
         directDeconv || (k.library && k.library->kind == LibraryCall::Kind::Conv && directDeconvTile(k.library->conv));
   }
   cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv, directDeconv, plan.tensorCores);
-  std::vector<std::string> launchers;
-  for (const auto& k : plan.kernels) {
-    const EmittedKernel e =
-        k.library ? emitLibraryCall(*k.library, k.id, lay.index) : emitKernel(k.kernel, k.id, variant, lay.index);
-    cu << e.device << "\n";
-    launchers.push_back(e.launcher);
+  std::vector<SegmentEntry> segments;
+  for (const Step& step : lay.steps) {
+    if (step.node) continue;
+    const std::size_t s = segments.size();
+    std::map<std::string, int> index;  // this segment's ABI order
+    for (const auto& id : lay.segmentTensors[s]) index.emplace(id, static_cast<int>(index.size()));
+    SegmentEntry entry;
+    entry.slots = index.size();
+    // A generated kernel's launch costs the host what a graph launch does, so one runs directly.
+    // Several launches replay as one, and so does a library call: its host path (descriptor
+    // checks, then the launch) cost 8-15 µs per call for one cuBLASLt GEMM on an H100, where the
+    // timer waits for the host (bench/results/bench_2026-11-24_h100.md).
+    entry.replay = step.kernels.size() >= 2;
+    for (std::size_t k : step.kernels) {
+      const PlannedKernel& p = plan.kernels[k];
+      entry.replay = entry.replay || p.library;
+      const EmittedKernel e = p.library ? emitLibraryCall(*p.library, p.id, index) : emitKernel(p.kernel, p.id, variant, index);
+      cu << e.device << "\n";
+      entry.launchers.push_back(e.launcher);
+    }
+    entry.checks = layoutChecks(graph, lay, s, cu);
+    segments.push_back(std::move(entry));
   }
-
-  // Every slot is checked against the captured layout: the kernels bake these shapes in.
-  cu << "static const int32_t kDtype[] = {";
-  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << dtypeCode(graph.tensor(lay.slots[i].tensorId)->dtype);
-  cu << "};\nstatic const int32_t kNdim[] = {";
-  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << graph.tensor(lay.slots[i].tensorId)->shape.size();
-  cu << "};\nstatic const int64_t kSizes[][8] = {";
-  for (std::size_t i = 0; i < lay.slots.size(); ++i) cu << (i ? ", " : "") << cArray(graph.tensor(lay.slots[i].tensorId)->shape);
-  cu << "};\nstatic const int64_t kStrides[][8] = {";
-  for (std::size_t i = 0; i < lay.slots.size(); ++i) {
-    const TensorInfo* t = graph.tensor(lay.slots[i].tensorId);
-    cu << (i ? ", " : "") << cArray(lay.slots[i].allocated ? contiguousStrides(t->shape) : t->strides);
-  }
-  cu << "};\n";
-  const std::string checks =
-      "  for (int i = 0; i < n; ++i) {\n"
-      "    if (t[i].dtype != kDtype[i] || t[i].ndim != kNdim[i]) return (int)cudaErrorInvalidValue;\n"
-      "    for (int d = 0; d < t[i].ndim; ++d)\n"
-      "      if (t[i].sizes[d] != kSizes[i][d] || (kSizes[i][d] != 1 && t[i].strides[d] != kStrides[i][d]))\n"
-      "        return (int)cudaErrorInvalidValue;\n"
-      "  }\n";
-  // A generated kernel's launch costs the host what a graph launch does, so one runs directly.
-  // Several launches replay as one, and so does a library call: its host path (descriptor checks,
-  // then the launch) cost 8-15 µs per call for one cuBLASLt GEMM on an H100, where the timer
-  // waits for the host (bench/results/bench_2026-11-24_h100.md).
-  bool replay = plan.kernels.size() >= 2;
-  for (const auto& k : plan.kernels) replay = replay || k.library;
-  cu << emitHostEntry(launchers, lay.slots.size(), checks, replay);
+  cu << emitHostEntry(segments);
 
   std::ostringstream py;
-  py << "# " << title << "\n# Generated by the StitchCUDA built-in coder: allocation and one library call per forward.\n"
-     << "import torch\nimport torch.nn as nn\nfrom stitchcuda_harness.abi import load_library\n\n\n"
-     << "class ModelNew(nn.Module):\n"
-     << "    def __init__(self, *args, **kwargs):\n        super().__init__()\n"
-     << registrations(graph) << "        self.lib = load_library(__stitch_library__)\n\n"
-     << "    def forward(self";
-  for (const auto& p : forward.params) py << ", " << p;
-  py << "):\n" << forwardBody(graph, lay, forward, "self.lib", "        ");
+  std::string prelude = graph.construction ? graph.construction->prelude : std::string();
+  std::string future;  // `from __future__` lines must open the file
+  for (std::size_t at = prelude.find("from __future__"); at != std::string::npos; at = prelude.find("from __future__")) {
+    const std::size_t end = std::min(prelude.find('\n', at), prelude.size());
+    future += prelude.substr(at, end - at) + "\n";
+    prelude.erase(at, end - at + (end < prelude.size()));
+  }
+  py << future << "# " << title << "\n# Generated by the StitchCUDA built-in coder: Model's own construction, then "
+     << (lay.partial() ? "the compiled segments and the operators left in PyTorch, in order.\n"
+                       : "allocation and one library call per forward.\n")
+     << "import torch\nimport torch.nn as nn\nfrom stitchcuda_harness.abi import load_library\n";
+  if (!prelude.empty()) py << "\n# From the task file: what Model's construction uses.\n" << prelude << "\n";
+  py << "\n# The operators this candidate leaves in PyTorch (the plan's uncovered list, with their counts per\n"
+     << "# forward): the verifier accepts exactly these.\nSTITCH_PYTORCH_OPS = {";
+  std::size_t i = 0;
+  for (const auto& [op, n] : lay.pytorchOps) py << (i++ ? ", " : "") << "\"" << op << "\": " << n;
+  py << "}\n\n_stitch_lib = load_library(__stitch_library__)\n\n\n" << modelClass(graph, lay, forward, "_stitch_lib");
 
   CandidateSource out{cu.str(), py.str(), {}};
-  for (const Slot& s : lay.slots) out.slots.push_back(s.expr);
+  for (const auto& id : lay.segmentTensors.front()) out.slots.push_back(lay.names.count(id) ? lay.names.at(id) : id);
   return out;
 }
 

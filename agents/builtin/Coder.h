@@ -1,6 +1,9 @@
-// The built-in Coder (design §6, §8): turns a whole-forward plan into a fast-path candidate —
-// one `.cu` implementing the C ABI (one launch per fused kernel, all on the caller's stream)
-// and a thin Python ModelNew that only allocates and makes one library call per forward.
+// The built-in Coder (design §6, §8): turns a plan into a fast-path candidate — one `.cu`
+// implementing the C ABI (one launch per fused kernel, all on the caller's stream) and a thin
+// Python ModelNew that constructs itself as Model does, allocates, and makes one library call per
+// compiled segment. A plan that leaves operators in PyTorch gives a partial candidate: the
+// forward issues those operators (through torch.ops, as captured) between the segments and
+// declares them in STITCH_PYTORCH_OPS.
 #pragma once
 
 #include "agents/builtin/CudaEmitter.h"
@@ -15,8 +18,7 @@ struct CandidateSource {
   std::vector<std::string> slots;  // the ABI's tensor order, as Python expressions
 };
 
-// Fails (saying why) when the plan does not cover the whole forward or a tensor the ABI needs
-// cannot be named from Python.
+// Fails (saying why) when the plan has no compiled step or a tensor cannot be named from Python.
 Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan, const ForwardSource& forward,
                                            const Variant& variant, const std::string& title);
 

@@ -104,9 +104,12 @@ Node nodeFrom(const json& j, const std::string& path) {
       for (const json& t : field(inputs[i], "tensors", ip)) a.tensors.push_back(t.is_string() ? t.get<std::string>() : "");
     } else
       a.value = scalar(inputs[i].value("value", json()));
+    a.py = inputs[i].value("py", "");
+    a.keyword = inputs[i].value("keyword", false);
     n.inputs.push_back(std::move(a));
   }
   n.outputs = get<std::vector<std::string>>(j, "outputs", path);
+  n.resultIndex = optional<std::vector<int>>(j, "result_index", path);
   n.source = source(j, path);
   return n;
 }
@@ -216,6 +219,8 @@ Outcome<Graph> parseGraph(const json& j) {
         g.uncovered.push_back({get<std::string>((*it)[i], "op", path), (*it)[i].value("reason", ""),
                                source((*it)[i], path)});
       }
+    if (auto it = j.find("construction"); it != j.end() && it->is_object())
+      g.construction = Construction{it->value("prelude", ""), it->value("body", "")};
     return g;
   } catch (const FieldError& e) {
     return Failure{std::string("captured graph: ") + e.what()};

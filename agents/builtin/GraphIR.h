@@ -51,6 +51,8 @@ struct Argument {
   std::optional<std::string> tensor;  // a single tensor argument
   std::vector<std::string> tensors;   // a tensor list argument
   ScalarValue value;                  // when neither of the above
+  std::string py;        // the value as Python source, as the harness wrote it (empty: not given)
+  bool keyword = false;  // passed by name (a keyword-only argument of the schema)
 };
 
 struct Node {
@@ -60,6 +62,8 @@ struct Node {
   std::string module;
   std::vector<Argument> inputs;
   std::vector<std::string> outputs;
+  // For an op that returns a tuple or list: each output's position in it.
+  std::optional<std::vector<int>> resultIndex;
   std::optional<SourceRef> source;
 
   const Argument* arg(const std::string& name) const;
@@ -71,6 +75,15 @@ struct UncoveredOp {
   std::string op;
   std::string reason;
   std::optional<SourceRef> source;
+  std::optional<int> node;  // the graph node left in PyTorch (none: a capture-wide note)
+  std::size_t afterSteps = 0;  // how many planned steps run before it
+};
+
+// How ModelNew builds its parameters as Model does (harness model_source.py): the task file's
+// module-level code it needs, and Model's class body less its forward.
+struct Construction {
+  std::string prelude;
+  std::string body;
 };
 
 struct Graph {
@@ -82,6 +95,7 @@ struct Graph {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<UncoveredOp> uncovered;
+  std::optional<Construction> construction;
 
   const TensorInfo* tensor(const std::string& id) const;
   const Node* node(int id) const;

@@ -1,9 +1,11 @@
 // Rewrites of the captured graph before it is typed; see normalizeGraph in GraphIR.h.
 #include "agents/builtin/GraphIR.h"
 
+#include "agents/builtin/KernelBuilder.h"
 #include "agents/builtin/NodeArgs.h"
 
 #include <algorithm>
+#include <set>
 
 namespace stitch::agents::builtin {
 namespace {
@@ -19,7 +21,10 @@ public:
 
   json run() {
     json nodes = json::array();
-    for (json& n : g_["nodes"]) {
+    noteReaders();
+    for (std::size_t i = 0; i < g_["nodes"].size(); ++i) {
+      json& n = g_["nodes"][i];
+      if (n.value("kind", "") == "inplace") functionalize(n, i);
       const std::string base = baseName(n.value("op", ""));
       if (base == "_unsafe_view") markView(n);
       if (base == "slice") wholeSliceAsView(n);
@@ -43,6 +48,47 @@ private:
     const json* a = input(node, name);
     if (!a || !a->contains("value") || !(*a)["value"].is_number()) return fallback;
     return (*a)["value"].get<double>();
+  }
+
+  // Per tensor: the last node that reads it, and whether another tensor aliases it.
+  void noteReaders() {
+    const json& all = g_["nodes"];
+    for (std::size_t i = 0; i < all.size(); ++i)
+      for (const json& a : all[i]["inputs"]) {
+        if (a.contains("tensor") && a["tensor"].is_string()) lastReader_[a["tensor"]] = i;
+        if (a.contains("tensors"))
+          for (const json& t : a["tensors"])
+            if (t.is_string()) lastReader_[t] = i;
+      }
+    for (const json& t : g_["tensors"])
+      if (t.contains("view_of") && t["view_of"].is_string()) ++aliases_[t["view_of"]];
+    for (const json& o : g_["outputs"]) returned_.insert(o.get<std::string>());
+  }
+
+  // `relu_(x)` (nn.ReLU(inplace=True)), `hardtanh_`, `add_`, ... on an intermediate that nothing
+  // reads afterwards under its old name, and that no other tensor aliases, computes what the
+  // functional form does: it becomes that form, and its result a tensor of its own. A write into
+  // a parameter, a buffer (BatchNorm's `num_batches_tracked += 1`), an input or a view stays
+  // in-place: that write-back is observable.
+  void functionalize(json& n, std::size_t at) {
+    const json* self = input(n, "self");
+    if (!self || !self->contains("tensor") || n["outputs"].size() != 1) return;
+    const std::string target = (*self)["tensor"];
+    const json& info = byId_[target];
+    const bool view = info.contains("view_of") && info["view_of"].is_string();
+    if (info.value("role", "") != "intermediate" || view || returned_.count(target) || aliases_[target] > 1) return;
+    if (auto it = lastReader_.find(target); it != lastReader_.end() && it->second > at) return;
+    const std::string op = n.value("op", "");
+    const std::string base = baseName(op);
+    if (base.size() < 2 || base.back() != '_' || base[base.size() - 2] == '_') return;
+    const std::string functional = "aten::" + base.substr(0, base.size() - 1) + (overload(op).empty() ? "" : "." + overload(op));
+    if (classifyOp(functional) == OpClass::Unsupported) return;
+    n["op"] = functional;
+    n["kind"] = "compute";
+    const std::string out = n["outputs"][0];
+    for (json& t : g_["tensors"])
+      if (t.value("id", "") == out) t["view_of"] = nullptr;
+    byId_[out]["view_of"] = nullptr;
   }
 
   // `_unsafe_view` only reshapes (ATen uses it where autograd need not track the alias): the
@@ -163,6 +209,9 @@ private:
 
   json g_;
   std::map<std::string, json> byId_;
+  std::map<std::string, std::size_t> lastReader_;
+  std::map<std::string, int> aliases_;
+  std::set<std::string> returned_;
   std::vector<json> added_;
   int nextNode_ = 0;
 };

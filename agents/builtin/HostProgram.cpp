@@ -1,6 +1,7 @@
-// The entry point and its CUDA-graph replay; see HostProgram.h.
+// The entry points and their CUDA-graph replay; see HostProgram.h.
 #include "agents/builtin/HostProgram.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace stitch::agents::builtin {
@@ -12,29 +13,42 @@ namespace {
 // nothing runs on it — and the graph is launched on the caller's stream, so ordering with the
 // caller's work is what a direct launch gives. The first call runs directly: it is where library
 // launchers choose their algorithms, which must not happen inside a capture. When a capture
-// cannot be made (a library call that refuses capture, say), the program runs directly from
-// then on.
-constexpr const char* kReplay = R"(
+// cannot be made (a library call that refuses capture, say), the segment runs directly from
+// then on. Each segment keeps its own graphs.
+constexpr const char* kSegment = R"(
 #define SC_GRAPHS 8
+typedef int (*sc_run_fn)(const StitchTensor*, cudaStream_t);
 struct sc_graph_entry {
-  void* ptrs[SC_SLOTS];
+  void* ptrs[SC_MAX_SLOTS];
   cudaGraphExec_t exec;
 };
-static sc_graph_entry sc_graphs[SC_GRAPHS];
-static int sc_graph_count = 0, sc_graph_oldest = 0;
-static bool sc_prepared = false, sc_graph_off = false;
+struct sc_segment {
+  sc_run_fn run;
+  int slots;
+  bool replay;
+  bool prepared, graph_off;
+  int count, oldest;
+  sc_graph_entry graphs[SC_GRAPHS];
+};
+)";
+
+constexpr const char* kDirect = R"(
+static int sc_call(sc_segment* g, const StitchTensor* t, cudaStream_t stream) { return g->run(t, stream); }
+)";
+
+constexpr const char* kReplay = R"(
 static cudaStream_t sc_capture = nullptr;
 
 // A cudaError_t from the launch, or -1 when no graph could be made.
-static int sc_replay(const StitchTensor* t, cudaStream_t stream) {
-  for (int i = 0; i < sc_graph_count; ++i) {
+static int sc_replay(sc_segment* g, const StitchTensor* t, cudaStream_t stream) {
+  for (int i = 0; i < g->count; ++i) {
     bool same = true;
-    for (int s = 0; s < SC_SLOTS && same; ++s) same = sc_graphs[i].ptrs[s] == t[s].data;
-    if (same) return (int)cudaGraphLaunch(sc_graphs[i].exec, stream);
+    for (int s = 0; s < g->slots && same; ++s) same = g->graphs[i].ptrs[s] == t[s].data;
+    if (same) return (int)cudaGraphLaunch(g->graphs[i].exec, stream);
   }
   if (!sc_capture && cudaStreamCreateWithFlags(&sc_capture, cudaStreamNonBlocking) != cudaSuccess) return -1;
   if (cudaStreamBeginCapture(sc_capture, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;
-  const int status = sc_run(t, sc_capture);
+  const int status = g->run(t, sc_capture);
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(sc_capture, &graph);
   cudaGraphExec_t exec = nullptr;
@@ -46,44 +60,60 @@ static int sc_replay(const StitchTensor* t, cudaStream_t stream) {
     return -1;
   }
   sc_graph_entry* e;
-  if (sc_graph_count < SC_GRAPHS) {
-    e = &sc_graphs[sc_graph_count++];
+  if (g->count < SC_GRAPHS) {
+    e = &g->graphs[g->count++];
   } else {
-    e = &sc_graphs[sc_graph_oldest];
-    sc_graph_oldest = (sc_graph_oldest + 1) % SC_GRAPHS;
+    e = &g->graphs[g->oldest];
+    g->oldest = (g->oldest + 1) % SC_GRAPHS;
     cudaGraphExecDestroy(e->exec);
   }
-  for (int s = 0; s < SC_SLOTS; ++s) e->ptrs[s] = t[s].data;
+  for (int s = 0; s < g->slots; ++s) e->ptrs[s] = t[s].data;
   e->exec = exec;
   return (int)cudaGraphLaunch(exec, stream);
+}
+
+static int sc_call(sc_segment* g, const StitchTensor* t, cudaStream_t stream) {
+  if (!g->replay) return g->run(t, stream);
+  if (!g->prepared) {
+    const int status = g->run(t, stream);
+    g->prepared = status == 0;
+    return status;
+  }
+  if (!g->graph_off) {
+    const int status = sc_replay(g, t, stream);
+    if (status >= 0) return status;
+    g->graph_off = true;
+  }
+  return g->run(t, stream);
 }
 )";
 
 }  // namespace
 
-std::string emitHostEntry(const std::vector<std::string>& launchers, std::size_t slots, const std::string& checks,
-                          bool replay) {
+std::string emitHostEntry(const std::vector<SegmentEntry>& segments) {
   std::ostringstream o;
-  o << "#define SC_SLOTS " << slots << "\n\n"
-    << "static int sc_run(const StitchTensor* t, cudaStream_t stream) {\n  int status = 0;\n";
-  for (const auto& l : launchers) o << "  if ((status = " << l << "(t, stream)) != 0) return status;\n";
-  o << "  return 0;\n}\n";
-  if (replay) o << kReplay;
-  o << "\nextern \"C\" int stitch_forward(const StitchTensor* t, int32_t n, cudaStream_t stream) {\n"
-    << "  if (n != SC_SLOTS) return (int)cudaErrorInvalidValue;\n"
-    << checks;
-  if (replay)
-    o << "  if (!sc_prepared) {\n"
-      << "    const int status = sc_run(t, stream);\n"
-      << "    sc_prepared = status == 0;\n"
-      << "    return status;\n"
-      << "  }\n"
-      << "  if (!sc_graph_off) {\n"
-      << "    const int status = sc_replay(t, stream);\n"
-      << "    if (status >= 0) return status;\n"
-      << "    sc_graph_off = true;\n"
-      << "  }\n";
-  o << "  return sc_run(t, stream);\n}\n";
+  std::size_t most = 1;
+  for (const auto& s : segments) most = std::max(most, s.slots);
+  o << "#define SC_MAX_SLOTS " << most << "\n";
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    o << "\nstatic int sc_run_" << i << "(const StitchTensor* t, cudaStream_t stream) {\n  int status = 0;\n";
+    for (const auto& l : segments[i].launchers) o << "  if ((status = " << l << "(t, stream)) != 0) return status;\n";
+    o << "  return 0;\n}\n";
+  }
+  const bool replay = std::any_of(segments.begin(), segments.end(), [](const SegmentEntry& s) { return s.replay; });
+  o << kSegment << (replay ? kReplay : kDirect) << "\nstatic sc_segment sc_segments[" << segments.size() << "] = {";
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    o << (i ? ", " : "") << "{sc_run_" << i << ", " << segments[i].slots << ", " << (segments[i].replay ? "true" : "false")
+      << "}";
+  o << "};\n\nextern \"C\" int stitch_segment(int32_t s, const StitchTensor* t, int32_t n, cudaStream_t stream) {\n"
+    << "  switch (s) {\n";
+  for (std::size_t i = 0; i < segments.size(); ++i)
+    o << "    case " << i << ": {\n      if (n != " << segments[i].slots << ") return (int)cudaErrorInvalidValue;\n"
+      << segments[i].checks << "      break;\n    }\n";
+  o << "    default: return (int)cudaErrorInvalidValue;\n  }\n  return sc_call(&sc_segments[s], t, stream);\n}\n";
+  if (segments.size() == 1)
+    o << "\nextern \"C\" int stitch_forward(const StitchTensor* t, int32_t n, cudaStream_t stream) {\n"
+      << "  return stitch_segment(0, t, n, stream);\n}\n";
   return o.str();
 }
 

@@ -69,14 +69,14 @@ public:
       if (libraryStep(n)) {
         close();
         if (auto call = matchLibraryCall(graph_, n)) library_ = std::move(call).value();
-        else plan_.uncovered.push_back({n.op, call.error().message, n.source});
+        else leave(n, call.error().message);
         continue;
       }
       if (library_ && foldIntoLibrary(n)) continue;
       if (n.kind != "view") closeLibrary();
       if (classifyOp(n.op) == OpClass::Unsupported) {
         close();
-        plan_.uncovered.push_back({n.op, "no generated kernel for this operator; it stays in PyTorch", n.source});
+        leave(n, "no generated kernel for this operator; it stays in PyTorch");
         continue;
       }
       if (poolTakesOpenKernel(n)) continue;
@@ -85,7 +85,7 @@ public:
         continue;
       }
       close();
-      if (auto r = open_.add(n); !r) plan_.uncovered.push_back({n.op, r.error().message, n.source});
+      if (auto r = open_.add(n); !r) leave(n, r.error().message);
       else if (!options_.fuse && n.kind != "view") close();
     }
     close();
@@ -94,6 +94,11 @@ public:
   }
 
 private:
+  // `n` runs in PyTorch, after the steps planned so far (a partial candidate issues it there).
+  void leave(const Node& n, std::string reason) {
+    plan_.uncovered.push_back({n.op, std::move(reason), n.source, n.id, plan_.kernels.size()});
+  }
+
   bool libraryStep(const Node& n) const { return isLibraryOp(n.op) && !generatesConvolution(graph_, n); }
 
   // View nodes whose results only library calls read (directly or through further views).
@@ -208,8 +213,7 @@ private:
     for (int id : ids) computes = computes || graph_.node(id)->kind != "view";
     if (!computes) return;  // views alone move no data
     if (!k) {
-      for (int id : ids)
-        plan_.uncovered.push_back({graph_.node(id)->op, k.error().message, graph_.node(id)->source});
+      for (int id : ids) leave(*graph_.node(id), k.error().message);
       return;
     }
     plan_.kernels.push_back(describe(std::move(k).value()));
@@ -251,8 +255,11 @@ private:
       if (roots.insert(id).second) p.floorBytes += bytesOf(*graph_.tensor(id));
     p.floorBytes += bytesOf(*graph_.tensor(call.output()));
     p.expectedGainPct = gainPct(p);
+    call.precisionWhy = options_.precisionWhy;
+    if (call.kind == LibraryCall::Kind::Gemm) call.gemm.tf32 = options_.matmulTf32;
+    else call.conv.tf32 = options_.convTf32;
     p.technique = call.describe();
-    if (options_.tensorCores)
+    if (options_.tensorCores && !call.tf32())
       p.technique += "; its fp32-accurate 3xTF32 form on tensor cores where measured faster (the job allows TF32)";
     p.library = std::move(call);
     return p;
@@ -340,6 +347,58 @@ int64_t Plan::floorBytes() const {
   int64_t b = 0;
   for (const auto& k : kernels) b += k.floorBytes;
   return b;
+}
+
+bool Plan::usesTf32() const {
+  for (const auto& k : kernels)
+    if (k.library && k.library->tf32()) return true;
+  return false;
+}
+
+bool Plan::toExactFp32() {
+  bool changed = tensorCores;
+  tensorCores = false;
+  for (auto& k : kernels)
+    if (k.library) {
+      LibraryCall& call = *k.library;
+      changed = changed || call.tf32();
+      call.gemm.tf32 = call.conv.tf32 = false;
+      call.precisionWhy = PrecisionWhy::Unstated;
+      k.technique = call.describe();
+    }
+  return changed;
+}
+
+protocol::PlanCoverage planCoverage(const Graph& graph, const Plan& plan, const std::map<int, double>& lineTimesUs) {
+  std::set<int> left;
+  for (const auto& u : plan.uncovered)
+    if (u.node) left.insert(*u.node);
+  auto computes = [](const Node& n) { return n.kind != "view" && classifyOp(n.op) != OpClass::Allocation; };
+  std::map<int, int> perLine;  // computing operators per source line
+  for (const Node& n : graph.nodes)
+    if (computes(n) && n.source) ++perLine[n.source->line];
+  protocol::PlanCoverage c;
+  c.timeBasis = lineTimesUs.empty() ? "bytes" : "profile";
+  double all = 0, covered = 0;
+  for (const Node& n : graph.nodes) {
+    if (!computes(n)) continue;
+    ++c.operators;
+    const bool in = !left.count(n.id);
+    c.coveredOperators += in;
+    double weight = 0;
+    if (lineTimesUs.empty()) {
+      for (const Argument& a : n.inputs)
+        if (a.tensor) weight += static_cast<double>(bytesOf(*graph.tensor(*a.tensor)));
+      for (const auto& o : n.outputs) weight += static_cast<double>(bytesOf(*graph.tensor(o)));
+    } else if (n.source) {
+      auto it = lineTimesUs.find(n.source->line);
+      if (it != lineTimesUs.end()) weight = it->second / perLine[n.source->line];
+    }
+    all += weight;
+    if (in) covered += weight;
+  }
+  c.timeShare = all > 0 ? covered / all : (c.operators ? static_cast<double>(c.coveredOperators) / c.operators : 0.0);
+  return c;
 }
 
 Plan makePlan(const Graph& graph, const std::map<int, double>& lineTimesUs, PlannerOptions options) {

@@ -6,6 +6,7 @@
 
 #include "agents/builtin/FusedKernel.h"
 #include "agents/builtin/LibraryCall.h"
+#include "protocol/StitchTypes.h"
 
 #include <map>
 #include <optional>
@@ -37,13 +38,32 @@ struct Plan {
   bool wholeForward() const { return uncovered.empty() && !kernels.empty(); }
   int64_t floorBytes() const;
   bool tensorCores = false;  // library calls may take their fp32-accurate 3xTF32 form (PlannerOptions)
+  // Whether some library call runs in TF32 as eager does (LibraryCall::tf32).
+  bool usesTf32() const;
+  // Every library call in exact fp32 (FMA math, fp32 compute, no 3xTF32 form), its technique
+  // saying why; false where nothing changed.
+  bool toExactFp32();
 };
 
 struct PlannerOptions {
   bool fuse = true;  // false: one kernel per operator and no library epilogues (the REPLAN fallback)
   // The job allows TF32: each library call also measures its 3xTF32 form (see LibraryEmitter.h).
   bool tensorCores = false;
+  // Each library call runs in the precision eager uses for it (design §7): cuDNN convolutions
+  // may use TF32 tensor cores where eager's torch.backends.cudnn.allow_tf32 is on, cuBLASLt GEMMs
+  // compute in TF32 where torch.backends.cuda.matmul.allow_tf32 is. Both off: exact fp32.
+  bool convTf32 = false;
+  bool matmulTf32 = false;
+  // Why, for the techniques: Eager (the flags are the reference's), JobFp32 (--precision fp32,
+  // both off), Unstated (eager's flags unknown).
+  PrecisionWhy precisionWhy = PrecisionWhy::Unstated;
 };
+
+// How much of the forward the plan's compiled steps cover: computing operators (views and
+// allocations excluded), and their share of the reference's time — from `lineTimesUs` (each
+// line's time split evenly among its operators) when measured, else from the bytes each operator
+// moves in eager PyTorch (an estimate, said so in `timeBasis`).
+protocol::PlanCoverage planCoverage(const Graph& graph, const Plan& plan, const std::map<int, double>& lineTimesUs);
 
 // `lineTimesUs`: the reference's time per one-based source line of the task file.
 Plan makePlan(const Graph& graph, const std::map<int, double>& lineTimesUs = {}, PlannerOptions options = {});

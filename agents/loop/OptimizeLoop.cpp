@@ -69,6 +69,7 @@ public:
       log(phase, "candidate " + id + ": " + draft->title + " in " + draft->dir.string());
       Feedback fb = cuda_ ? verify(id, *draft) : build(id, *draft);
       if (!cuda_) break;  // without measurements there is nothing to choose between variants
+      if (!verifierFailure_.empty()) break;  // the next candidate would meet the same verifier
       if (context_.cancelToken().cancelled()) return cancelled();
       failuresInRow = fb.passed ? 0 : failuresInRow + 1;
       stagnantInRow = fb.passed && !improvedBest_ ? stagnantInRow + 1 : 0;
@@ -161,6 +162,13 @@ private:
       log("VERIFY", "verification of " + id + " was cancelled; it stays unjudged");
       return fb;
     }
+    // A crash, a hang or a sticky CUDA error happened while the candidate ran: its fault. Any other
+    // error is the verifier's (internal_error, its own out of memory, the task) and says nothing
+    // about the candidate.
+    const bool candidateFault = !reply.ok() && (reply.error->code == "cuda_sticky_error" ||
+                                                reply.error->code == "worker_crashed" ||
+                                                reply.error->code == "deadline_exceeded");
+    if (!reply.ok() && !candidateFault) return verifierFailed(id, d, reply.error->code, reply.error->message);
     if (!reply.ok()) {
       event.candidate.status = "failed";
       event.candidate.failedChecks = {reply.error->code};
@@ -171,6 +179,13 @@ private:
       return fb;
     }
     const json& v = *reply.result;
+    const std::string status = v.value("status", "");
+    if (status == "verifier_error" || status == "needs_gpu") {
+      for (const json& f : v.value("findings", json::array()))
+        if (profiling::isVerifierFailure(f.value("check", "")))
+          return verifierFailed(id, d, f.value("check", status), f.value("message", ""));
+      return verifierFailed(id, d, status, "the verdict names no finding");
+    }
     const json build = v.value("build", json::object());
     event = candidateEvent(id, d, build.value("library", ""));
     fb.built = build.value("ok", true);
@@ -249,6 +264,19 @@ private:
     }
   }
 
+  // The verifier could not judge the candidate: reported as the verifier's failure, the candidate
+  // left unverified, and no advice to change it (the loop stops: the next one would meet the same).
+  Feedback verifierFailed(const std::string& id, const Draft& d, const std::string& code, const std::string& message) {
+    Feedback fb;
+    auto event = candidateEvent(id, d, "");
+    event.candidate.status = "unverified";
+    event.candidate.failedChecks = {code};
+    context_.emit(event);
+    verifierFailure_ = code + ": " + message;
+    log("VERIFY", "the verifier failed on " + id + ", not the candidate: " + verifierFailure_, "error");
+    return fb;
+  }
+
   // Fix mode: the first failed check and its standard remedy, for the brain and the log.
   void fixFeedback(const std::string& id, const std::vector<profiling::FailedCheck>& failed, Feedback& fb) {
     fb.verifier = profiling::failureFeedback(failed);
@@ -281,6 +309,7 @@ private:
                                                  "need a GPU, and none is visible"
                                                : "planned, but no candidate compiled; timing and verification need a GPU, "
                                                  "and none is visible");
+    if (!verifierFailure_.empty()) return finish("noImprovement", "the verifier failed: " + verifierFailure_);
     return finish("noImprovement", "no candidate passed verification");
   }
 
@@ -318,6 +347,7 @@ private:
   bool improvedBest_ = false;  // the last verified candidate beat the best by more than noise
   bool builtAny_ = false;
   std::string noPlanReason_;
+  std::string verifierFailure_;  // "code: message" once the verifier could not judge a candidate
   protocol::PlanParams plan_;
   std::optional<Best> best_;
   ProfilePhase profiler_;

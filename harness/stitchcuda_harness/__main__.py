@@ -9,11 +9,14 @@ from typing import Any
 
 from .errors import HarnessError
 
-EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_STICKY = 0, 1, 2, 3
+EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_STICKY, EXIT_NEEDS_GPU = 0, 1, 2, 3, 4
+# A verdict's status → exit status: the verifier's own failure is an error, not the candidate's.
+_EXIT_BY_STATUS = {"passed": EXIT_PASSED, "failed": EXIT_FAILED, "verifier_error": EXIT_ERROR, "needs_gpu": EXIT_NEEDS_GPU}
+_HEADLINE = {"passed": "PASSED", "failed": "FAILED", "verifier_error": "NOT JUDGED (verifier error)", "needs_gpu": "NEEDS A GPU"}
 
 
 def _print_human(v: dict[str, Any]) -> None:
-    print(f"{'PASSED' if v['passed'] else 'FAILED'}: {v['candidate']} against {v['reference']}")
+    print(f"{_HEADLINE.get(v['status'], v['status'])}: {v['candidate']} against {v['reference']}")
     for f in v["findings"]:
         where = f"{f['file']}:{f['line']}: " if f.get("file") else ""
         print(f"  [{f['check']}] {where}{f['message']} ({f['evidence']})")
@@ -21,6 +24,10 @@ def _print_human(v: dict[str, Any]) -> None:
         print(f"  skipped {name}: {why}")
     for flag in v["flags"]:
         print(f"  flag {flag['name']}: {flag['reason']}")
+    if v.get("trials"):
+        rule = {"truth": ", passed by the fp64-truth rule", "reference": ""}.get(v.get("correctness_rule") or "", "")
+        strict = {True: "; KernelBench's 1e-4 check: passes", False: "; KernelBench's 1e-4 check: fails"}.get(v.get("kernelbench_strict"), "")
+        print(f"  tolerance atol {v['tolerance']['atol']:g}, rtol {v['tolerance']['rtol']:g}{rule}{strict}")
     t = v.get("timing")
     if t:
         comp = f", torch.compile {t['compile']['median_ms']:.4f} ms" if t.get("compile") and "median_ms" in t["compile"] else ""
@@ -28,11 +35,27 @@ def _print_human(v: dict[str, Any]) -> None:
               f"speedup vs eager {t['speedup_vs_eager']:.2f}x")
 
 
+def _kernelbench(args: argparse.Namespace) -> int:
+    from .channel import json_safe
+    from .kernelbench_protocol import SEED, TRIALS, describe, kernelbench_check
+    params = {"seed": SEED if args.seed is None else args.seed, "trials": args.trials or TRIALS, "cacheDir": args.cache_dir,
+              "device": args.device, "modelClass": args.model_class, "inputsFn": args.inputs_fn}
+    try:
+        result = kernelbench_check(args.reference, args.candidate, params)
+    except HarnessError as err:
+        print(json.dumps({"error": err.to_json()}) if args.json else f"error: {err}")
+        return EXIT_STICKY if err.code == "cuda_sticky_error" else EXIT_ERROR
+    print(json.dumps(json_safe(result), indent=1) if args.json else describe(result))
+    return _EXIT_BY_STATUS.get(result["status"], EXIT_FAILED)
+
+
 def _verify(args: argparse.Namespace) -> int:
     from .channel import json_safe
     from .verifier import verify
     from .verify_config import VerifyConfig
-    params: dict[str, Any] = {"trials": args.trials, "seed": args.seed, "timing": not args.no_timing,
+    if args.kernelbench:
+        return _kernelbench(args)
+    params: dict[str, Any] = {"trials": args.trials or 5, "seed": args.seed or 0, "timing": not args.no_timing,
                               "compileBaseline": not args.no_compile, "allowPrecision": args.allow_precision,
                               "kernelTrace": not args.no_kernel_trace}
     for key, value in (("atol", args.atol), ("rtol", args.rtol), ("cacheDir", args.cache_dir), ("device", args.device),
@@ -48,7 +71,7 @@ def _verify(args: argparse.Namespace) -> int:
         print(json.dumps(json_safe(verdict), indent=1))
     else:
         _print_human(verdict)
-    return EXIT_PASSED if verdict["passed"] else EXIT_FAILED
+    return _EXIT_BY_STATUS.get(verdict["status"], EXIT_FAILED)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -76,8 +99,11 @@ def main(argv: list[str]) -> int:
     v.add_argument("--reference", required=True)
     v.add_argument("--candidate", required=True)
     v.add_argument("--json", action="store_true")
-    v.add_argument("--trials", type=int, default=5)
-    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--kernelbench", action="store_true",
+                   help="KernelBench's protocol instead of the verdict: seeded construction, no state copy, 5 trials, "
+                        "allclose against eager at 1e-4 and at 1e-2 (seed 42 unless given)")
+    v.add_argument("--trials", type=int)
+    v.add_argument("--seed", type=int)
     v.add_argument("--atol", type=float)
     v.add_argument("--rtol", type=float)
     v.add_argument("--allow-precision", action="append", default=[], choices=["tf32", "fp16", "bf16"])

@@ -69,16 +69,36 @@ _current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _public_current
 
 
 class StitchLibrary:
+    """`forward(*tensors)` calls stitch_forward; `segment(i, *tensors)` calls a partial candidate's
+    stitch_segment. A library may export either or both."""
+
     def __init__(self, path: str) -> None:
         self.path = path
         self._lib = ctypes.CDLL(path)
-        self._forward = self._lib.stitch_forward
-        self._forward.argtypes = [ctypes.POINTER(StitchTensor), ctypes.c_int32, ctypes.c_void_p]
-        self._forward.restype = ctypes.c_int
+        self._forward = getattr(self._lib, "stitch_forward", None)
+        self._segment = getattr(self._lib, "stitch_segment", None)
+        if self._forward is None and self._segment is None:
+            raise AttributeError(f"{path} exports neither stitch_forward nor stitch_segment")
+        if self._forward is not None:
+            self._forward.argtypes = [ctypes.POINTER(StitchTensor), ctypes.c_int32, ctypes.c_void_p]
+            self._forward.restype = ctypes.c_int
+        if self._segment is not None:
+            self._segment.argtypes = [ctypes.c_int32, ctypes.POINTER(StitchTensor), ctypes.c_int32, ctypes.c_void_p]
+            self._segment.restype = ctypes.c_int
         self._descriptors: dict[tuple, Any] = {}
 
     def forward(self, *tensors: torch.Tensor) -> None:
-        key = tuple([(t.dtype, t.shape, t.stride()) for t in tensors])
+        if self._forward is None:
+            raise AttributeError(f"{self.path} has no stitch_forward (a partial candidate: call segment())")
+        self._call(None, tensors)
+
+    def segment(self, index: int, *tensors: torch.Tensor) -> None:
+        if self._segment is None:
+            raise AttributeError(f"{self.path} has no stitch_segment")
+        self._call(index, tensors)
+
+    def _call(self, segment: Any, tensors: tuple) -> None:
+        key = (segment, *[(t.dtype, t.shape, t.stride()) for t in tensors])
         args = self._descriptors.get(key)
         if args is None:
             args = (StitchTensor * len(tensors))()
@@ -91,7 +111,8 @@ class StitchLibrary:
             for slot, t in zip(args, tensors):
                 slot.data = t.data_ptr()
         stream = _current_stream(tensors[0].get_device()) if tensors and tensors[0].is_cuda else None
-        status = self._forward(args, len(tensors), stream)
+        status = (self._forward(args, len(tensors), stream) if segment is None
+                  else self._segment(segment, args, len(tensors), stream))
         if status != 0:
             raise StitchKernelError(status)
 

@@ -20,6 +20,12 @@ class CandidateFiles:
     def files(self) -> tuple[str, ...]:
         return (self.python,) + ((self.cuda,) if self.cuda else ())
 
+    def builds_cuda_on_import(self) -> bool:
+        """Whether importing it compiles CUDA sources (load_inline): that fails in many ways
+        (PyTorch's arch detection raises an IndexError) where no GPU is visible."""
+        with open(self.python, encoding="utf-8", errors="replace") as f:
+            return "cuda_sources" in f.read()
+
 
 def resolve_candidate(path: str) -> CandidateFiles:
     path = os.path.abspath(path)

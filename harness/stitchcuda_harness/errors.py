@@ -68,7 +68,35 @@ def is_sticky_cuda_error(exc: BaseException) -> bool:
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    return type(exc).__name__ == "OutOfMemoryError" or "CUDA out of memory" in str(exc)
+    return (type(exc).__name__ in ("OutOfMemoryError", "MemoryError") or "CUDA out of memory" in str(exc)
+            or "can't allocate memory" in str(exc))
+
+
+# cudaError_t values and messages that mean this machine has no usable GPU: a fact about where the
+# verifier runs, never a fault of the candidate.
+NO_GPU_CUDA_ERROR_CODES = {35: "cudaErrorInsufficientDriver", 100: "cudaErrorNoDevice"}
+_NO_GPU_MESSAGES = (
+    "no CUDA-capable device",
+    "CUDA driver version is insufficient",
+    "Found no NVIDIA driver",
+    "Torch not compiled with CUDA enabled",
+    "No CUDA GPUs are available",
+    "CUDA_HOME environment variable is not set",
+    "No CUDA runtime is found",
+)
+
+
+def is_no_gpu_error(exc: BaseException, building_cuda: bool = False) -> bool:
+    """`building_cuda`: the exception came from compiling CUDA sources (load_inline), which fails
+    in ways of its own without a GPU: any such failure counts when CUDA is unavailable."""
+    import torch
+    if building_cuda and not torch.cuda.is_available():
+        return True
+    code = getattr(exc, "cuda_error_code", None)
+    if isinstance(code, int) and code in NO_GPU_CUDA_ERROR_CODES:
+        return True
+    text = str(exc).lower()
+    return any(m.lower() in text for m in _NO_GPU_MESSAGES)
 
 
 def user_location(exc: BaseException, files: tuple[str, ...]) -> tuple[Optional[str], Optional[int]]:

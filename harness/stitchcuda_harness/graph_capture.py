@@ -13,6 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .errors import from_exception
 from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
+from .model_source import construction_source, python_literal
 from .task_loader import Task, check_tensor_outputs
 from .tensor_specs import dtype_name
 
@@ -66,6 +67,14 @@ class _Recorder(TorchDispatchMode):
         return None
 
     def encode(self, name: str, value: Any, op: str) -> dict[str, Any]:
+        """An argument as the planner reads it; a non-tensor one also as Python source (`py`), so a
+        node left in PyTorch can be issued again exactly as captured."""
+        out = self._encode(name, value, op)
+        if "value" in out:
+            out["py"] = python_literal(value)
+        return out
+
+    def _encode(self, name: str, value: Any, op: str) -> dict[str, Any]:
         if isinstance(value, torch.Tensor):
             return {"name": name, "tensor": self.lookup(value, op)}
         if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
@@ -94,7 +103,7 @@ class _Recorder(TorchDispatchMode):
         op = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
         arg_names = [a.name for a in schema.arguments]
         inputs = [self.encode(arg_names[i] if i < len(arg_names) else f"arg{i}", v, op) for i, v in enumerate(args)]
-        inputs += [self.encode(k, v, op) for k, v in kwargs.items()]
+        inputs += [{**self.encode(k, v, op), "keyword": True} for k, v in kwargs.items()]
         out = func(*args, **kwargs)
         src = self.source()
         if schema.name in _UNCOVERED_OPS:
@@ -102,10 +111,13 @@ class _Recorder(TorchDispatchMode):
         node_id = len(self.graph.nodes)
         results = out if isinstance(out, (list, tuple)) else [out]
         outputs: list[str] = []
+        positions: Optional[list[int]] = [] if isinstance(out, (list, tuple)) else None
         kind = "compute"
         for i, r in enumerate(results):
             if not isinstance(r, torch.Tensor):
                 continue
+            if positions is not None:
+                positions.append(i)
             alias = schema.returns[i].alias_info if i < len(schema.returns) else None
             view_of = None
             if alias is not None:
@@ -115,7 +127,7 @@ class _Recorder(TorchDispatchMode):
                     view_of = self.lookup(base, op)
             outputs.append(self.register(r, "intermediate", None, node_id, view_of))
         module = ".".join(p for p in self.module_stack if p)
-        self.graph.nodes.append(Node(node_id, op, inputs, outputs, kind, module, src))
+        self.graph.nodes.append(Node(node_id, op, inputs, outputs, kind, module, src, positions))
         return out
 
 
@@ -123,6 +135,9 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
     model = task.instantiate(device, seed)
     inputs = task.inputs(seed, device)
     graph = Graph(task=task.path, device=str(device), torch=torch.__version__)
+    with open(task.path, encoding="utf-8") as f:
+        graph.construction = construction_source(f.read(), task.names.model_class,
+                                                 {task.names.inputs_fn, task.names.init_inputs_fn or ""})
     stack: list[str] = []
     recorder = _Recorder(graph, task.path, stack)
     for i, v in enumerate(inputs):

@@ -39,6 +39,8 @@ class Node:
     kind: str  # compute | view | inplace
     module: str
     source: Optional[SourceRef]
+    # For an op that returns a tuple or list: each output's position in it (None: one tensor).
+    result_index: Optional[list[int]] = None
 
 
 @dataclass
@@ -58,6 +60,8 @@ class Graph:
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     uncovered: list[Uncovered] = field(default_factory=list)
+    # model_source.construction_source: how ModelNew builds itself as Model does (None: unknown).
+    construction: Optional[dict[str, Any]] = None
     schema: str = SCHEMA
 
     def to_json(self) -> dict[str, Any]:
@@ -77,4 +81,5 @@ class Graph:
             nodes=[Node(**{**n, "source": src(n.get("source"))}) for n in data["nodes"]],
             inputs=list(data["inputs"]), outputs=list(data["outputs"]),
             uncovered=[Uncovered(u["op"], u["reason"], src(u.get("source"))) for u in data["uncovered"]],
+            construction=data.get("construction"),
         )

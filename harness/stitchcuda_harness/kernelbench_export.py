@@ -29,7 +29,7 @@ static int32_t stitch_dtype_code(at::ScalarType t) {
   return -1;
 }
 
-void stitch_forward_torch(std::vector<torch::Tensor> tensors) {
+static std::vector<StitchTensor> stitch_args(const std::vector<torch::Tensor>& tensors) {
   std::vector<StitchTensor> args(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& t = tensors[i];
@@ -39,7 +39,19 @@ void stitch_forward_torch(std::vector<torch::Tensor> tensors) {
     args[i].ndim = (int32_t)t.dim();
     for (int64_t d = 0; d < t.dim(); ++d) { args[i].sizes[d] = t.size(d); args[i].strides[d] = t.stride(d); }
   }
-  int rc = stitch_forward(args.data(), (int32_t)args.size(), at::cuda::getCurrentCUDAStream());
+  return args;
+}
+
+// segment < 0: the whole forward (stitch_forward); else a partial candidate's segment.
+void stitch_call_torch(int64_t segment, std::vector<torch::Tensor> tensors) {
+  std::vector<StitchTensor> args = stitch_args(tensors);
+  int rc = (int)cudaErrorInvalidValue;  // the entry point this candidate does not export
+#if STITCH_HAS_FORWARD
+  if (segment < 0) rc = stitch_forward(args.data(), (int32_t)args.size(), at::cuda::getCurrentCUDAStream());
+#endif
+#if STITCH_HAS_SEGMENT
+  if (segment >= 0) rc = stitch_segment((int32_t)segment, args.data(), (int32_t)args.size(), at::cuda::getCurrentCUDAStream());
+#endif
   TORCH_CHECK(rc == 0, "stitch_forward returned ", rc, " (", cudaGetErrorString((cudaError_t)rc), ")");
 }
 '''
@@ -66,6 +78,10 @@ def export_source(candidate: str) -> str:
     if "stitch_abi.h" in cuda:
         raise HarnessError("export_failed", "could not inline stitch_abi.h", files.cuda)
     name = "stitch_" + hashlib.sha256((cuda + py).encode()).hexdigest()[:12]
+    # A partial candidate exports only stitch_segment, a hand-written one often only
+    # stitch_forward: the wrapper calls what the candidate defines.
+    defines = lambda fn: int(re.search(rf'extern\s+"C"\s+int\s+{fn}\s*\(', cuda) is not None)  # noqa: E731
+    wrapper = f"#define STITCH_HAS_FORWARD {defines('stitch_forward')}\n#define STITCH_HAS_SEGMENT {defines('stitch_segment')}\n" + _WRAPPER
     # The libraries the candidate calls, linked as the fast path links them (-I/-L of a cuDNN
     # that came as a pip wheel are this machine's paths).
     flags = library_flags(cuda, find_nvcc())
@@ -75,14 +91,15 @@ def export_source(candidate: str) -> str:
     body = [l for l in py.splitlines() if not l.startswith("from __future__")
             and not re.match(r"^\s*from\s+stitchcuda_harness\.abi\s+import\s+load_library\s*$", l)]
     parts = future + [_HEADER, "import torch", "from torch.utils.cpp_extension import load_inline", "",
-                      f"_CUDA_SOURCE = r'''{cuda}\n{_WRAPPER}'''", "",
-                      f"_ext = load_inline(name={name!r}, cpp_sources=['void stitch_forward_torch(std::vector<torch::Tensor> tensors);'],",
-                      "                   cuda_sources=[_CUDA_SOURCE], functions=['stitch_forward_torch'],",
+                      f"_CUDA_SOURCE = r'''{cuda}\n{wrapper}'''", "",
+                      f"_ext = load_inline(name={name!r}, cpp_sources=['void stitch_call_torch(int64_t segment, std::vector<torch::Tensor> tensors);'],",
+                      "                   cuda_sources=[_CUDA_SOURCE], functions=['stitch_call_torch'],",
                       f"                   extra_cuda_cflags={['-O3'] + includes!r}, extra_ldflags={ldflags!r}, verbose=False)",
                       "", "",
                       "class _InlineLibrary:",
                       '    """Same interface as stitchcuda_harness.abi.StitchLibrary: one call per forward."""', "",
-                      "    def forward(self, *tensors):", "        _ext.stitch_forward_torch(list(tensors))", "", "",
+                      "    def forward(self, *tensors):", "        _ext.stitch_call_torch(-1, list(tensors))", "",
+                      "    def segment(self, index, *tensors):", "        _ext.stitch_call_torch(index, list(tensors))", "", "",
                       "def load_library(library):", "    return library", "", "",
                       "__stitch_library__ = _InlineLibrary()", "", *body]
     return "\n".join(parts) + "\n"

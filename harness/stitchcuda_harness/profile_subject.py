@@ -1,6 +1,6 @@
 """The model a profiler looks at: the reference task's `Model`, or a candidate's `ModelNew` built
-like the verifier builds it (fast-path `.cu` compiled and injected, same seed, reference weights
-copied when the state_dicts match). Profiling comes after VERIFY, so no guards run here: only a
+like the verifier builds it (fast-path `.cu` compiled and injected, constructed under the same seed;
+nothing copied from the reference). Profiling comes after VERIFY, so no guards run here: only a
 candidate that already passed them is profiled."""
 from __future__ import annotations
 
@@ -26,10 +26,9 @@ class Subject:
 
 def load_subject(task: Task, device: torch.device, seed: int, candidate: Optional[str] = None,
                  cache_dir: Optional[str] = None, arch: Optional[str] = None) -> Subject:
-    reference = task.instantiate(device, seed)
     inputs = task.inputs(seed, device)
     if candidate is None:
-        return Subject(reference, inputs, os.path.realpath(task.path), "reference")
+        return Subject(task.instantiate(device, seed), inputs, os.path.realpath(task.path), "reference")
     files = resolve_candidate(candidate)
     library = None
     if files.cuda:
@@ -50,7 +49,5 @@ def load_subject(task: Task, device: torch.device, seed: int, candidate: Optiona
         model = cls(*init).to(device)
     except Exception as exc:
         raise from_exception("task_init_error", exc, (files.python,), "ModelNew.__init__") from exc
-    ref_sd, new_sd = reference.state_dict(), model.state_dict()
-    if ref_sd and ref_sd.keys() == new_sd.keys() and all(ref_sd[k].shape == new_sd[k].shape for k in ref_sd):
-        model.load_state_dict(ref_sd)
+    # Nothing is copied from the reference: built under its seed, a verified ModelNew holds its weights.
     return Subject(model, inputs, os.path.realpath(files.python), "candidate")

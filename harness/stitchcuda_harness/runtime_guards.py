@@ -196,6 +196,7 @@ ALLOWED_ATEN = {
     "aten::slice", "aten::detach", "aten::alias", "aten::lift_fresh", "aten::split", "aten::unbind",
     "aten::chunk", "aten::narrow", "aten::set_", "aten::resize_", "aten::sym_size", "aten::sym_stride",
     "aten::sym_numel", "aten::sym_storage_offset", "aten::is_contiguous", "aten::stride", "aten::size",
+    "aten::_reshape_alias",
 }
 
 
@@ -225,9 +226,20 @@ class ComputeRecorder(TorchDispatchMode):
             frame = frame.f_back
         return None
 
-    def findings(self, file: str) -> list[Finding]:
-        return [Finding("pytorch_compute", f"forward ran PyTorch operator {op} ({n}x)", "runtime", file, self.lines.get(op),
-                        {"op": op, "count": n}) for op, n in sorted(self.ops.items())]
+    def findings(self, file: str, declared: Optional[dict[str, int]] = None) -> list[Finding]:
+        """One finding per operator the forward ran beyond what the candidate declares it leaves in
+        PyTorch (STITCH_PYTORCH_OPS: schema name → calls per forward, a partial candidate's
+        uncovered operators); `declared` is for one forward."""
+        declared = declared or {}
+        out = []
+        for op, n in sorted(self.ops.items()):
+            allowed = int(declared.get(op, 0))
+            if n <= allowed:
+                continue
+            what = f"{n}x, {allowed} declared in STITCH_PYTORCH_OPS" if allowed else f"{n}x"
+            out.append(Finding("pytorch_compute", f"forward ran PyTorch operator {op} ({what})", "runtime", file,
+                               self.lines.get(op), {"op": op, "count": n, "declared": allowed}))
+        return out
 
 
 def storage_span(t: torch.Tensor) -> tuple[int, int]:

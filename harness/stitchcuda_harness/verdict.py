@@ -12,15 +12,18 @@ CHECK_NAMES = (
     "tensor_subclass_output", "output_aliases_input", "output_cached", "input_mutated",
     "nondeterministic_output", "pytorch_compute", "try_except_fallback", "subclasses_reference",
     "reference_access", "dynamic_code", "judge_introspection", "patched_timer", "patched_torch_function", "patched_harness",
-    "extra_thread", "side_stream", "precision_downgrade", "faster_than_roofline",
+    "extra_thread", "side_stream", "precision_downgrade", "faster_than_roofline", "weights_differ", "buffer_mismatch",
 )
+# Not the candidate's: the verifier could not judge it (its own error, or no GPU here). They fail the
+# verdict, set its status, and must never become advice to change the candidate.
+VERIFIER_CHECKS = ("verifier_error", "needs_gpu")
 
 
 @dataclass
 class Finding:
     check: str
     message: str
-    evidence: str  # static | runtime | profiler | comparison | build
+    evidence: str  # static | runtime | profiler | comparison | build | verifier
     file: Optional[str] = None
     line: Optional[int] = None
     data: dict[str, Any] = field(default_factory=dict)
@@ -29,6 +32,7 @@ class Finding:
 @dataclass
 class Verdict:
     passed: bool = False
+    status: str = "failed"  # passed | failed | verifier_error | needs_gpu
     failed_checks: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     skipped_checks: dict[str, str] = field(default_factory=dict)  # name -> why it could not run
@@ -37,6 +41,10 @@ class Verdict:
     tolerance: dict[str, Any] = field(default_factory=dict)
     reference_precision: dict[str, Any] = field(default_factory=dict)
     ground_truth: dict[str, Any] = field(default_factory=dict)
+    correctness_rule: Optional[str] = None       # "reference" | "truth": the rule every trial passed by
+    kernelbench_strict: Optional[bool] = None    # allclose(atol=rtol=1e-4) against eager on every get_inputs trial
+    memory: dict[str, Any] = field(default_factory=dict)
+    peak_memory_bytes: dict[str, int] = field(default_factory=dict)
     kernels: list[dict[str, Any]] = field(default_factory=list)
     build: Optional[dict[str, Any]] = None
     timing: Optional[dict[str, Any]] = None
@@ -58,6 +66,8 @@ class Verdict:
 
     def finish(self) -> "Verdict":
         self.passed = not self.failed_checks
+        verifier = [c for c in VERIFIER_CHECKS if c in self.failed_checks]
+        self.status = "passed" if self.passed else verifier[-1] if verifier else "failed"
         return self
 
     def to_json(self) -> dict[str, Any]:

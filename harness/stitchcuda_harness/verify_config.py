@@ -23,6 +23,7 @@ class VerifyConfig:
     device: Optional[str] = None
     task_params: dict[str, Any] = field(default_factory=dict)  # modelClass / inputsFn / initInputsFn
     roofline_margin: float = 0.7       # flag candidates faster than this fraction of the memory floor
+    memory_budget: Optional[int] = None  # bytes the verifier may plan with instead of the device's free memory
 
     @staticmethod
     def from_params(p: dict[str, Any]) -> "VerifyConfig":
@@ -44,4 +45,5 @@ class VerifyConfig:
         c.device = p.get("device")
         c.task_params = {k: p[k] for k in ("modelClass", "inputsFn", "initInputsFn") if p.get(k)}
         c.roofline_margin = float(p.get("rooflineMargin", c.roofline_margin))
+        c.memory_budget = int(p["memoryBudget"]) if p.get("memoryBudget") is not None else None
         return c

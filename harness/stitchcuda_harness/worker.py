@@ -35,7 +35,7 @@ class Worker:
         self.methods: dict[str, Callable[[dict[str, Any]], Any]] = {
             "hello": self.hello, "loadTask": self.load_task, "captureGraph": self.capture_graph,
             "baseline": self.baseline, "profileReference": self.profile_reference,
-            "buildCandidate": self.build_candidate, "verify": self.verify,
+            "buildCandidate": self.build_candidate, "verify": self.verify, "verifyKernelBench": self.verify_kernelbench,
             "exportKernelBench": self.export_kernelbench, "shutdown": lambda _p: {},
             **profile_methods(self),
         }
@@ -120,6 +120,10 @@ class Worker:
         from .verifier import verify
         from .verify_config import VerifyConfig
         return verify(_param(params, "reference", str), _param(params, "candidate", str), VerifyConfig.from_params(params)).to_json()
+
+    def verify_kernelbench(self, params: dict[str, Any]) -> Any:
+        from .kernelbench_protocol import kernelbench_check
+        return kernelbench_check(_param(params, "reference", str), _param(params, "candidate", str), params)
 
     def export_kernelbench(self, params: dict[str, Any]) -> Any:
         from .kernelbench_export import check_export, write_export

@@ -193,7 +193,8 @@ TEST(LibraryPlan, GroupedConvolutionsRunOneCuDnnCallPerGroup) {
   EXPECT_EQ(groupCalls(planOf("62_conv2d_3x3").kernels[0].library->conv), 1);
   auto c = fixtureCandidate("64_conv2d_grouped");
   ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_NE(c.value().cuda.find("{1, 1, 0}, 32, 0, 32};"), std::string::npos);  // groups 32, forward, 32 calls
+  // groups 32, forward, 32 calls, FMA math
+  EXPECT_NE(c.value().cuda.find("{1, 1, 0}, 32, 0, 32, {CUDNN_FMA_MATH, CUDNN_FMA_MATH}};"), std::string::npos);
 }
 
 // Convolutions whose outputs sum few products also get the direct kernel, with the channel tile
@@ -279,7 +280,7 @@ TEST(LibraryCoder, SeveralStepsReplayAsACudaGraphAndShareIntermediateBuffers) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   const std::string& cu = c.value().cuda;
   EXPECT_NE(cu.find("cudaStreamBeginCapture"), std::string::npos);
-  EXPECT_NE(cu.find("cudaGraphLaunch(sc_graphs[i].exec, stream)"), std::string::npos);
+  EXPECT_NE(cu.find("cudaGraphLaunch(g->graphs[i].exec, stream)"), std::string::npos);
   EXPECT_NE(cu.find("#include <cudnn.h>"), std::string::npos);
   EXPECT_NE(cu.find("CUDNN_FMA_MATH"), std::string::npos);
   EXPECT_EQ(cu.find("#include <cublasLt.h>"), std::string::npos);
@@ -319,6 +320,95 @@ TEST(LibraryCoder, TensorCoresOnlyWhereTheJobAllowsTf32) {
   EXPECT_NE(planOf("86_mlp_3layer", allowed).kernels[0].technique.find("3xTF32"), std::string::npos);
 }
 
+// Each library call runs in the precision eager uses for it (design §7): a convolution may use TF32
+// tensor cores (cuDNN's default and tensor-op math types, both measured) where eager's
+// cudnn.allow_tf32 is on, a GEMM computes in TF32 where eager's cuda.matmul.allow_tf32 is; else
+// FMA math and fp32 compute. The source names TF32 only where a call uses it, the plan says which
+// precision each call runs in and why, and a TF32 call never also measures the 3xTF32 form.
+TEST(LibraryCoder, EachLibraryCallRunsInEagersPrecision) {
+  PlannerOptions eager;
+  eager.convTf32 = true;
+  eager.precisionWhy = PrecisionWhy::Eager;
+  for (const char* fixture : {"88_resnet_basic_block", "62_conv2d_3x3", "70_conv_transpose2d_strided",
+                              "87_conv_bn_relu_stem", "66_conv2d_pointwise"}) {
+    SCOPED_TRACE(fixture);
+    auto tf32 = fixtureCandidate(fixture, eager);
+    ASSERT_TRUE(tf32.ok()) << tf32.error().message;
+    const std::string& cu = tf32.value().cuda;
+    EXPECT_NE(cu.find("_shape = {"), std::string::npos);
+    EXPECT_NE(cu.find(", {CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}};"), std::string::npos);
+    EXPECT_EQ(cu.find("{CUDNN_FMA_MATH, CUDNN_FMA_MATH}"), std::string::npos);
+    EXPECT_NE(cu.find("sc_conv_desc(&c->conv, s, s->math[0])"), std::string::npos);
+    EXPECT_NE(cu.find("if (s->math[0] != CUDNN_FMA_MATH) return 0;"), std::string::npos);  // no 3xTF32 on top
+    EXPECT_EQ(cu.find("FAST_TF32"), std::string::npos);  // a pointwise convolution's GEMM stays fp32
+    const Plan p = planOf(fixture, eager);
+    ASSERT_TRUE(p.kernels[0].library);
+    EXPECT_TRUE(p.kernels[0].library->conv.tf32);
+    EXPECT_NE(p.kernels[0].technique.find("TF32 tensor cores, as eager runs this convolution (cudnn.allow_tf32)"),
+              std::string::npos) << p.kernels[0].technique;
+    auto fp32 = fixtureCandidate(fixture);  // default options: exact fp32
+    ASSERT_TRUE(fp32.ok()) << fp32.error().message;
+    EXPECT_NE(fp32.value().cuda.find(", {CUDNN_FMA_MATH, CUDNN_FMA_MATH}};"), std::string::npos);
+    EXPECT_EQ(fp32.value().cuda.find("CUDNN_DEFAULT_MATH"), std::string::npos);
+    EXPECT_EQ(fp32.value().cuda.find("TENSOR_OP_MATH"), std::string::npos);
+  }
+  // The pointwise GEMM alternative is fp32 whatever cuDNN's math, and the plan says so.
+  const std::string pointwise = planOf("66_conv2d_pointwise", eager).kernels[0].technique;
+  EXPECT_NE(pointwise.find("(cuDNN's fastest (default or tensor-op math) or a cuBLASLt GEMM per image over its pixels in fp32)"), std::string::npos) << pointwise;
+  auto pw = fixtureCandidate("66_conv2d_pointwise", eager);
+  EXPECT_NE(pw.value().cuda.find(", 0, 0, CUBLAS_COMPUTE_32F};"), std::string::npos);
+
+  // The same flags off, as eager's: exact fp32 and why.
+  PlannerOptions off;
+  off.precisionWhy = PrecisionWhy::Eager;
+  EXPECT_NE(planOf("62_conv2d_3x3", off).kernels[0].technique.find(
+                "exact fp32 (FMA math), as eager runs this convolution (cudnn.allow_tf32 off)"),
+            std::string::npos);
+  EXPECT_NE(planOf("86_mlp_3layer", off).kernels[0].technique.find(
+                "exact fp32, as eager runs this matmul (cuda.matmul.allow_tf32 off)"),
+            std::string::npos);
+  PlannerOptions asked;
+  asked.precisionWhy = PrecisionWhy::JobFp32;
+  EXPECT_NE(planOf("62_conv2d_3x3", asked).kernels[0].technique.find(
+                "exact fp32 (FMA math), as the job asks (--precision fp32)"),
+            std::string::npos);
+
+  // GEMMs: TF32 compute only where eager's matmul flag is on; convolution TF32 alone leaves them fp32.
+  auto mlpConv = fixtureCandidate("86_mlp_3layer", eager);
+  ASSERT_TRUE(mlpConv.ok()) << mlpConv.error().message;
+  EXPECT_EQ(mlpConv.value().cuda.find("FAST_TF32"), std::string::npos);
+  PlannerOptions matmul = eager;
+  matmul.matmulTf32 = true;
+  auto mlp = fixtureCandidate("86_mlp_3layer", matmul);
+  ASSERT_TRUE(mlp.ok()) << mlp.error().message;
+  const std::string& g = mlp.value().cuda;
+  EXPECT_NE(g.find(", 1, 1, CUBLAS_COMPUTE_32F_FAST_TF32};"), std::string::npos);  // bias + relu, TF32
+  EXPECT_NE(g.find("sc_gemm_desc(&g->op, s->compute, s, sc_gemm_epilogue(s))"), std::string::npos);
+  EXPECT_NE(g.find("cublasLtMatmulAlgoGetIds(sc_lt, s->compute,"), std::string::npos);
+  EXPECT_NE(g.find("if (s->compute != CUBLAS_COMPUTE_32F) return 0;"), std::string::npos);  // no 3xTF32 on top
+  EXPECT_EQ(g.find("CUDNN_"), std::string::npos);
+  const Plan mp = planOf("86_mlp_3layer", matmul);
+  EXPECT_TRUE(mp.kernels[0].library->gemm.tf32);
+  EXPECT_NE(mp.kernels[0].technique.find(
+                "TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), as eager runs this matmul (cuda.matmul.allow_tf32)"),
+            std::string::npos) << mp.kernels[0].technique;
+
+  // With the 3xTF32 opt-in, only the exact-fp32 calls mention that form.
+  PlannerOptions both = eager;
+  both.tensorCores = true;
+  EXPECT_EQ(planOf("62_conv2d_3x3", both).kernels[0].technique.find("3xTF32"), std::string::npos);
+  EXPECT_NE(planOf("86_mlp_3layer", both).kernels[0].technique.find("3xTF32"), std::string::npos);
+
+  // The refine step's fallback: every call back to exact fp32.
+  Plan back = planOf("62_conv2d_3x3", both);
+  EXPECT_TRUE(back.usesTf32());
+  EXPECT_TRUE(back.toExactFp32());
+  EXPECT_FALSE(back.usesTf32());
+  EXPECT_FALSE(back.tensorCores);
+  EXPECT_NE(back.kernels[0].technique.find("exact fp32 (FMA math)"), std::string::npos);
+  EXPECT_FALSE(back.toExactFp32());
+}
+
 // One generated kernel runs directly; one library call replays as a graph, which costs the host
 // less than the library's own call.
 TEST(LibraryCoder, OneGeneratedKernelRunsDirectlyOneLibraryCallReplays) {
@@ -329,15 +419,15 @@ TEST(LibraryCoder, OneGeneratedKernelRunsDirectlyOneLibraryCallReplays) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_NE(c.value().cuda.find("cudaStreamBeginCapture"), std::string::npos);
   EXPECT_NE(c.value().cuda.find("CUBLASLT_EPILOGUE_RELU_BIAS"), std::string::npos);
-  EXPECT_NE(c.value().cuda.find("CUBLAS_COMPUTE_32F,"), std::string::npos);  // fp32, not TF32
+  EXPECT_NE(c.value().cuda.find(", 1, 1, CUBLAS_COMPUTE_32F};"), std::string::npos);  // bias, relu; fp32, not TF32
 }
 
 TEST(LibraryCoder, SequentialChildrenAreNamedByStringNotAsAttributes) {
   auto c = fixtureCandidate("87_conv_bn_relu_stem");
   ASSERT_TRUE(c.ok()) << c.error().message;
   const std::string& py = c.value().python;
-  EXPECT_NE(py.find("self.block1.add_module(\"0\", nn.Module())"), std::string::npos) << py;
-  EXPECT_NE(py.find("getattr(self.block1, \"0\").register_parameter(\"weight\""), std::string::npos) << py;
+  EXPECT_NE(py.find("self.block1 = ConvBNReLU(3, 32, stride=2)"), std::string::npos) << py;  // Model's own construction
+  EXPECT_NE(py.find("class ConvBNReLU(nn.Sequential):"), std::string::npos) << py;  // and the helper it uses
   EXPECT_NE(py.find("getattr(self.block1, \"0\").weight"), std::string::npos) << py;
   EXPECT_EQ(py.find("self.block1.0"), std::string::npos) << py;
 }

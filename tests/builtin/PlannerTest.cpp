@@ -30,8 +30,10 @@ const KernelValue* firstValue(const FusedKernel& k, ValueOp op) {
   return nullptr;
 }
 
+// Every task of our suite; the partial_* fixtures exist to leave operators in PyTorch.
 TEST(Planner, EveryFixtureIsCoveredWhole) {
   for (const auto& name : testing::fixtureNames()) {
+    if (name.rfind("partial_", 0) == 0) continue;
     const Plan p = planOf(name);
     std::string uncovered;
     for (const auto& u : p.uncovered) uncovered += u.op + ": " + u.reason + "; ";

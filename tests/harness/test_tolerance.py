@@ -6,7 +6,7 @@ import unittest
 import torch
 
 from tests.harness import REPO  # noqa: F401  (puts the harness on sys.path)
-from stitchcuda_harness.tolerance import compare, tolerance_for
+from stitchcuda_harness.tolerance import compare, compare_with_truth, summary, tensors_equal, tolerance_for
 
 
 class ToleranceTest(unittest.TestCase):
@@ -47,6 +47,56 @@ class ToleranceTest(unittest.TestCase):
 
     def test_integers_compare_exactly(self) -> None:
         self.assertFalse(compare(torch.tensor([1, 2]), torch.tensor([1, 3])).ok)
+
+    def test_slices_give_the_whole_tensors_answer(self) -> None:
+        # Multi-GB outputs are compared in slices (no full-size float64 temporaries); any slicing,
+        # contiguous or along dim 0 of a transposed view, must give the one-piece answer.
+        gen = torch.Generator().manual_seed(3)
+        ref = torch.randn(37, 53, generator=gen)
+        out = ref + torch.randn(37, 53, generator=gen) * 1e-4
+        out[3, 4], ref[5, 6], out[5, 6], ref[7, 8] = float("nan"), float("nan"), float("nan"), float("inf")
+        out[7, 8] = float("inf")
+        out[9, 10] = float("-inf")
+        for a, e in ((out, ref), (out.t(), ref.t()), (out[:, 1:], ref[:, 1:])):
+            whole = compare(a, e, limit=1 << 30)
+            for limit in (1, 7, 53, 1000):
+                self.assertEqual(compare(a, e, limit=limit), whole, limit)
+            self.assertGreater(whole.mismatched, 0)
+            self.assertTrue(whole.nan_inf_introduced)
+        self.assertFalse(tensors_equal(ref.t(), ref.t().clone(), limit=5))  # NaN != NaN, as torch.equal
+        self.assertFalse(tensors_equal(out[:, 4:6], out[:, 4:6].clone(), limit=5))
+        x = torch.randn(40, 30, generator=gen)
+        self.assertTrue(tensors_equal(x.t(), x.t().clone(), limit=7))
+
+    def test_kernelbench_strict_count_is_allclose_at_1e4(self) -> None:
+        ref = torch.ones(10)
+        c = compare(ref + 1.5e-4, ref, {"atol": 1e-2, "rtol": 1e-2})
+        self.assertTrue(c.ok)
+        self.assertEqual(c.strict_mismatched, 0)
+        self.assertEqual(compare(ref + 3e-4, ref, {"atol": 1e-2, "rtol": 1e-2}).strict_mismatched, 10)
+        both_nan = torch.tensor([float("nan")])
+        self.assertTrue(compare(both_nan, both_nan).ok)
+        self.assertFalse(compare(both_nan, both_nan, equal_nan=False).ok)  # torch.allclose's default
+
+    def test_truth_rule(self) -> None:
+        truth = torch.linspace(-2, 2, 101, dtype=torch.float64)
+        ref = (truth + 5e-4).float()            # eager: 5e-4 off everywhere
+        closer = (truth + 1e-5).float()         # 1e-5 off: fails 1e-4 against eager, closer to the truth
+        further = (truth - 1e-3).float()        # 1e-3 off: further than eager is
+        self.assertFalse(compare(closer, ref).ok)
+        good = compare_with_truth(closer, ref, truth, 1e-4, 1e-4, limit=13)
+        self.assertTrue(good.passed)
+        self.assertLess(good.candidate_err, good.reference_err)
+        bad = compare_with_truth(further, ref, truth, 1e-4, 1e-4, limit=13)
+        self.assertFalse(bad.passed)
+        self.assertEqual(bad.mismatched, 101)
+        self.assertEqual(compare_with_truth(further, ref, truth, 1e-4, 1e-4), bad)
+
+    def test_summary_in_slices(self) -> None:
+        x = torch.randn(1000, dtype=torch.float64) + 1e6
+        self.assertAlmostEqual(summary(x, limit=77)["std"], float(x.std()), places=6)
+        self.assertEqual(summary(x, limit=77)["fingerprint"][2], summary(x)["fingerprint"][2])
+        self.assertEqual(summary(torch.full((100,), 3.0), limit=7)["std"], 0.0)
 
 
 if __name__ == "__main__":

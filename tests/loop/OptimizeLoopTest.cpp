@@ -469,3 +469,31 @@ TEST_F(OptimizeLoopTest, StagnationLeavesThePlanOfABrainThatCannotReplanForIt) {
   run();
   EXPECT_EQ(brain.plans, (std::vector<bool>{false}));
 }
+
+// The verifier's own failure (issue 20: out of memory in its comparison, blamed on the candidate and
+// turned into "Remove the construct the internal_error guard names") is the verifier's: the
+// candidate stays unverified, no fix advice reaches the brain, and the job says the verifier failed.
+TEST_F(OptimizeLoopTest, VerifierFailureIsNeverAdviceForTheCandidate) {
+  json broken = {{"passed", false}, {"status", "verifier_error"}, {"failed_checks", {"verifier_error"}},
+                 {"findings", {{{"check", "verifier_error"}, {"evidence", "verifier"},
+                                {"message", "the verifier failed in its correctness stage, not the candidate: "
+                                            "OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 GiB"}}}}};
+  for (const auto& reply : {ok(broken), error("internal_error", "RuntimeError: CUDA out of memory")}) {
+    script.verdicts = {reply, ok(passingVerdict())};
+    brain = BrainRecord{};
+    options.budget.iterations = 2;
+    auto finished = run();
+    EXPECT_EQ(calls("verify"), 1) << "the next candidate would meet the same verifier";
+    script.calls.clear();
+    ASSERT_EQ(brain.feedback.size(), 1u);  // the brain was never asked to refine c1
+    EXPECT_EQ(finished.state, "noImprovement");
+    EXPECT_NE(finished.message.find("the verifier failed"), std::string::npos) << finished.message;
+    EXPECT_EQ(logsContaining("the verifier failed on c1, not the candidate"), 1);
+    EXPECT_EQ(logsContaining("feedback [fix/"), 0);
+    for (const auto& e : context->events) {
+      if (auto* c = std::get_if<protocol::CandidateParams>(&e)) {
+        EXPECT_EQ(c->candidate.status, "unverified");
+      }
+    }
+  }
+}

@@ -161,6 +161,22 @@ TEST(VerifierFeedback, FailedCandidateGetsItsFirstCheckOnly) {
   EXPECT_FALSE(failureFeedback({}));
 }
 
+TEST(VerifierFeedback, TheVerifiersOwnFailureIsNoAdviceForTheCandidate) {
+  const FailedCheck oom{"verifier_error", "the verifier failed in its correctness stage, not the candidate: out of memory",
+                        std::nullopt, std::nullopt, {}};
+  EXPECT_FALSE(failureFeedback({oom}));
+  EXPECT_FALSE(failureFeedback({{"internal_error", "RuntimeError", std::nullopt, std::nullopt, {}}}));
+  EXPECT_FALSE(failureFeedback({{"needs_gpu", "no GPU is visible", std::nullopt, std::nullopt, {}}}));
+  auto f = failureFeedback({oom, {"weights_differ", "state_dict entry 0 differs", std::nullopt, std::nullopt, {}}});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->category, "weights_differ");  // the candidate's own finding still speaks
+  EXPECT_NE(f->suggestion.find("nothing is copied"), std::string::npos);
+  EXPECT_TRUE(isVerifierFailure("cuda_out_of_memory"));
+  EXPECT_TRUE(isVerifierFailure("task_forward_error"));
+  EXPECT_FALSE(isVerifierFailure("cuda_sticky_error"));
+  EXPECT_FALSE(isVerifierFailure("candidate_runtime_error"));
+}
+
 TEST(VerifierFeedback, JsonFormatIsTheDocumentedOne) {
   auto f = verifierFeedback(ncuFixture("ncu_memory_bound.csv"), recordedCeilings());
   ASSERT_TRUE(f);

@@ -4,7 +4,7 @@
 
 import {
   Candidate, CandidateParams, JobEvent, JobFinishedParams, JobState, JobSummary, LogParams, Methods,
-  PlanParams, PlanTask, ProfileParams,
+  PlanCoverage, PlanParams, PlanTask, ProfileParams,
 } from './protocol';
 
 export interface JobView {
@@ -14,6 +14,7 @@ export interface JobView {
   phase?: string;
   tasks: PlanTask[];
   uncovered: string[];
+  coverage?: PlanCoverage;
   /** In arrival order; a later event for the same id replaces the earlier one in place. */
   candidates: Candidate[];
   /** Profiles by subject ("reference" or a candidate id). */
@@ -86,6 +87,7 @@ export class JobStore {
     const job = this.ensure(p.jobId, p.uri);
     job.tasks = p.tasks;
     job.uncovered = p.uncovered;
+    job.coverage = p.coverage;
     this.fire(p.jobId);
   }
 

@@ -2,7 +2,7 @@
 // operators left in PyTorch. planView.ts turns these nodes into TreeItems. Pure.
 
 import { JobView } from './jobStore';
-import { Range } from './protocol';
+import { PlanCoverage, Range } from './protocol';
 import { basename, candidateSummary, formatSpeedup, jobStateLabel, taskDescription, taskTooltip } from './format';
 
 export type NodeIcon =
@@ -81,12 +81,14 @@ export function jobNode(job: JobView): PlanNode {
     children: candidateNodes(t.id),
   }));
   const loose = candidateNodes(undefined);
+  const covered = job.coverage ? coverageText(job.coverage) : '';
   const uncovered: PlanNode[] = job.uncovered.length
     ? [{
       id: `${job.jobId}/uncovered`,
       label: 'Left in PyTorch',
-      description: job.uncovered.join(', '),
-      tooltip: `Operators the plan does not replace: ${job.uncovered.join(', ')}`,
+      description: covered ? `${covered} compiled · ${job.uncovered.join(', ')}` : job.uncovered.join(', '),
+      tooltip: `Operators the plan does not replace; they run in PyTorch between the compiled segments:\n${
+        job.uncovered.join('\n')}${covered ? `\nCompiled: ${covered}` : ''}`,
       icon: 'uncovered',
       contextValue: 'uncovered',
       children: [],
@@ -111,4 +113,10 @@ export function jobNode(job: JobView): PlanNode {
 
 export function planRoots(jobs: JobView[]): PlanNode[] {
   return jobs.map(jobNode);
+}
+
+/** "12/15 ops, 86% of time": how much of the forward the compiled code covers. */
+export function coverageText(c: PlanCoverage): string {
+  const share = `${Math.round(c.timeShare * 100)}% of ${c.timeBasis === 'profile' ? 'time' : 'bytes'}`;
+  return `${c.coveredOperators}/${c.operators} ops, ${share}`;
 }

@@ -19,7 +19,10 @@ export interface PlanTask {
   status: TaskStatus;
 }
 
-export interface PlanParams { jobId: string; uri: string; tasks: PlanTask[]; uncovered: string[] }
+/** How much of the forward runs in compiled code; the rest stays in PyTorch between the segments. */
+export interface PlanCoverage { operators: number; coveredOperators: number; timeShare: number; timeBasis: string }
+
+export interface PlanParams { jobId: string; uri: string; tasks: PlanTask[]; uncovered: string[]; coverage?: PlanCoverage }
 
 export interface Candidate {
   id: string;
@@ -71,6 +74,11 @@ export interface JobFinishedParams {
 export const PRECISIONS = ['tf32', 'fp16', 'bf16'] as const;
 export type Precision = (typeof PRECISIONS)[number];
 
+/** The precision of the built-in brain's library calls (PROTOCOL.md, stitchcuda/optimize's `precision`):
+ *  eager's for each operator (TF32 convolutions while cudnn.allow_tf32 is on), or exact fp32 everywhere. */
+export const PRECISION_MODES = ['eager', 'fp32'] as const;
+export type PrecisionMode = (typeof PRECISION_MODES)[number];
+
 export interface OptimizeParams {
   textDocument: { uri: string };
   brain: 'builtin' | 'openai' | 'anthropic';
@@ -79,6 +87,7 @@ export interface OptimizeParams {
   budget?: { iterations?: number; wallSeconds?: number };
   tolerance?: { atol: number; rtol: number };
   allowPrecision?: Precision[];
+  precision?: PrecisionMode;
   gpu?: number;
   workDoneToken?: string | number;
 }
@@ -186,6 +195,17 @@ export function parsePlan(v: unknown): PlanParams {
     uri: str(o, 'uri', 'plan'),
     tasks: array(o, 'tasks', 'plan').map((t, i) => parsePlanTask(t, `plan.tasks[${i}]`)),
     uncovered: strArray(o, 'uncovered', 'plan'),
+    coverage: o.coverage === undefined ? undefined : parseCoverage(o.coverage),
+  };
+}
+
+function parseCoverage(v: unknown): PlanCoverage {
+  const o = obj(v, 'plan.coverage');
+  return {
+    operators: num(o, 'operators', 'plan.coverage'),
+    coveredOperators: num(o, 'coveredOperators', 'plan.coverage'),
+    timeShare: optNum(o, 'timeShare', 'plan.coverage') ?? 0,
+    timeBasis: optStr(o, 'timeBasis', 'plan.coverage') ?? '',
   };
 }
 

@@ -26,6 +26,10 @@ extern "C" {
 // preallocated outputs in the order the candidate's ModelNew documents. Returns 0 or a
 // cudaError_t value (e.g. cudaGetLastError() after the launches); never synchronizes the device.
 int stitch_forward(const StitchTensor* tensors, int32_t n_tensors, cudaStream_t stream);
+// A partial candidate's compiled segment `segment` (optional export): the forward runs the
+// segments in order with the operators it leaves in PyTorch between them. Same contract as
+// stitch_forward, for that segment's tensors.
+int stitch_segment(int32_t segment, const StitchTensor* tensors, int32_t n_tensors, cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

@@ -60,3 +60,11 @@ test('plan tree: job → tasks → candidates, with operators left in PyTorch', 
   assert.equal(cand.uri, URI);
   assert.equal(job.children[0].description, 'cuBLASLt + GELU epilogue · ~35% expected');
 });
+
+test('plan tree: a partial plan says how much runs in compiled code', () => {
+  const s = new JobStore();
+  s.plan({ ...plan, coverage: { operators: 5, coveredOperators: 4, timeShare: 0.861, timeBasis: 'profile' } });
+  const left = planRoots(s.all())[0].children.find((c) => c.label === 'Left in PyTorch')!;
+  assert.equal(left.description, '4/5 ops, 86% of time compiled · aten::dropout');
+  assert.match(left.tooltip!, /between the compiled segments/);
+});

@@ -19,6 +19,8 @@ test('missing optional fields get their documented defaults', () => {
   assert.deepEqual(c.candidate.failedChecks, []);
   assert.equal(c.candidate.speedupEager, undefined);
   assert.deepEqual(parsePlan({ jobId: 'j', uri: 'u', tasks: [] }).uncovered, []);
+  const coverage = { operators: 9, coveredOperators: 7, timeShare: 0.5, timeBasis: 'bytes' };
+  assert.deepEqual(parsePlan({ jobId: 'j', uri: 'u', tasks: [], coverage }).coverage, coverage);
 });
 
 test('a malformed payload names the bad field', () => {

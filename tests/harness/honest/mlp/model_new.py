@@ -1,5 +1,5 @@
-# Thin ModelNew for the MLP block: the nn.Linear only holds the weights (same names and shapes as
-# the reference, so they are copied from it); the fused GEMM+bias+ReLU kernel does the work.
+# Thin ModelNew for the MLP block: the nn.Linear only holds the weights, created as the reference creates
+# them (the same seed gives the same weights; nothing is copied); the fused GEMM+bias+ReLU kernel does the work.
 import torch
 import torch.nn as nn
 from stitchcuda_harness.abi import load_library
