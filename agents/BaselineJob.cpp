@@ -88,6 +88,16 @@ protocol::ProfileParams toProfile(const JobRequest& request, const json& result)
 
 }  // namespace
 
+std::optional<EagerPrecision> parseEagerPrecision(const json& loadTaskResult) {
+  const json p = loadTaskResult.value("precision", json());
+  if (!p.is_object()) return std::nullopt;
+  auto flag = [&](const char* key) {
+    auto it = p.find(key);
+    return it != p.end() && it->is_boolean() && it->get<bool>();
+  };
+  return EagerPrecision{flag("cudnn.allow_tf32"), flag("cuda.matmul.allow_tf32")};
+}
+
 std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobContext& context, Worker& worker,
                                               const BaselineLimits& limits, protocol::JobFinishedParams& finished) {
   Steps steps(request, context, worker);
@@ -111,6 +121,13 @@ std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobCont
   steps.log("task: " + task->value("modelClass", std::string("model")) + " with " +
             std::to_string(task->value("inputs", json::array()).size()) + " input(s), " +
             std::to_string(task->value("parameters", json::object()).value("count", 0)) + " parameter tensor(s)");
+  facts.precision = parseEagerPrecision(*task);
+  if (facts.precision)
+    steps.log(std::string("precision: eager runs convolutions in ") +
+              (facts.precision->convTf32 ? "TF32 (cudnn.allow_tf32)" : "fp32 (cudnn.allow_tf32 off)") +
+              " and matmuls in " +
+              (facts.precision->matmulTf32 ? "TF32 (cuda.matmul.allow_tf32)" : "fp32 (cuda.matmul.allow_tf32 off)") +
+              "; the built-in brain's library calls follow it unless the job asks for --precision fp32");
 
   auto graph = steps.call("captureGraph", taskParams, limits.stepDeadline, "capturing the graph", 30);
   if (!graph) return stop();

@@ -21,12 +21,24 @@ struct BaselineLimits {
   double timingSeconds = 0.5;  // per timed function (eager, torch.compile, candidate): the median is stable well before
 };
 
+// The precision modes eager runs the reference in (design §7), as the harness read PyTorch's
+// flags after loading the task (a task may set them when imported).
+struct EagerPrecision {
+  bool convTf32 = false;    // torch.backends.cudnn.allow_tf32: cuDNN convolutions in TF32
+  bool matmulTf32 = false;  // torch.backends.cuda.matmul.allow_tf32: matmuls in TF32
+};
+
+// Reads loadTask's "precision" ({"cudnn.allow_tf32": bool, "cuda.matmul.allow_tf32": bool, ...});
+// nullopt where the harness reported none.
+std::optional<EagerPrecision> parseEagerPrecision(const protocol::json& loadTaskResult);
+
 // What the BASELINE phase learned, for the phases after it.
 struct BaselineFacts {
   bool cuda = false;
   protocol::json graph;               // stitchcuda.graph/1, parsed by the planner
   std::string modelClass = "Model";   // the class the harness loaded as the reference model
   std::map<int, double> lineTimesUs;  // one-based task line -> reference time (GPU, or CPU without one)
+  std::optional<EagerPrecision> precision;  // nullopt: not reported (the library calls then stay exact fp32)
 };
 
 // Runs the phase on `worker`, streaming what it learns. Returns nullopt when the phase ended

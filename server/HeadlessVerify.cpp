@@ -1,6 +1,8 @@
 // Headless verify; see HeadlessVerify.h.
 #include "server/HeadlessVerify.h"
 
+#include "protocol/StitchTypes.h"
+
 #include "server/WorkerProcess.h"
 
 #include <cstdio>
@@ -47,7 +49,14 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     else if (arg == "--rtol") { if (!number("rtol")) return std::nullopt; }
     else if (arg == "--trials") { if (!number("trials")) return std::nullopt; a.params["trials"] = static_cast<int>(a.params["trials"].get<double>()); }
     else if (arg == "--allow-precision") { if (auto v = value()) a.params["allowPrecision"].push_back(*v); else return std::nullopt; }
-    else if (arg == "--no-timing") a.params["timing"] = false;
+    else if (arg == "--precision") {
+      auto v = value();
+      if (!v || !protocol::isPrecisionMode(*v)) {
+        std::cerr << "stitchcuda verify: --precision takes eager or fp32\n";
+        return std::nullopt;
+      }
+      a.params["precision"] = *v;
+    } else if (arg == "--no-timing") a.params["timing"] = false;
     else {
       std::cerr << "stitchcuda verify: unexpected argument " << arg << "\n";
       return std::nullopt;
@@ -55,8 +64,8 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
   }
   if (a.reference.empty() || a.candidate.empty()) {
     std::cerr << "usage: stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R]\n"
-                 "                         [--trials N] [--allow-precision tf32|fp16|bf16] [--no-timing]\n"
-                 "                         [--kernelbench [--seed S]]\n";
+                 "                         [--trials N] [--allow-precision tf32|fp16|bf16] [--precision eager|fp32]\n"
+                 "                         [--no-timing] [--kernelbench [--seed S]]\n";
     return std::nullopt;
   }
   return a;

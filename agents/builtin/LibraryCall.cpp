@@ -368,12 +368,18 @@ std::string LibraryCall::describe() const {
                   "bias-activation call or one pass after cuDNN, as measured)"
                 : " epilogue (cuDNN's fused bias-activation call or one pass after the convolution, as measured)";
     }
-    return s + ", fp32 (FMA math), algorithm measured" +
-           (pointwise ? std::string(" (cuDNN's fastest or a cuBLASLt GEMM per image over its pixels)")
-            : tile ? " (cuDNN's fastest or a direct kernel, " + std::to_string(tile) + " output channels per thread)"
-            : deconvTile ? " (cuDNN's fastest or a direct gather kernel, one stride phase per block, " +
-                               std::to_string(deconvTile) + " output channels per thread)"
-                         : "");
+    // The generated alternatives compute in fp32 whatever cuDNN's math: said where cuDNN's is TF32.
+    const std::string exact = conv.tf32 ? " in fp32" : "";
+    const std::string alternative =
+        pointwise    ? "a cuBLASLt GEMM per image over its pixels" + exact
+        : tile       ? "a direct kernel" + exact + ", " + std::to_string(tile) + " output channels per thread"
+        : deconvTile ? "a direct gather kernel" + exact + ", one stride phase per block, " +
+                           std::to_string(deconvTile) + " output channels per thread"
+                     : "";
+    const std::string dnn = conv.tf32 ? "cuDNN's fastest (default or tensor-op math)" : "cuDNN's fastest";
+    s += precisionText() + ", algorithm measured";
+    if (!alternative.empty()) return s + " (" + dnn + " or " + alternative + ")";
+    return conv.tf32 ? s + " (" + dnn + ")" : s;
   }
   std::string s = "cuBLASLt GEMM " + (gemm.batch > 1 ? std::to_string(gemm.batch) + "x" : "") + std::to_string(gemm.m) +
                   "x" + std::to_string(gemm.n) + "x" + std::to_string(gemm.k);
@@ -386,7 +392,24 @@ std::string LibraryCall::describe() const {
     for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
     s += " epilogue";
   }
-  return s + ", fp32, algorithm measured among every cuBLASLt configuration";
+  return s + precisionText() + ", algorithm measured among every cuBLASLt configuration";
+}
+
+std::string LibraryCall::precisionText() const {
+  const bool isConv = kind == Kind::Conv;
+  const char* flag = isConv ? "cudnn.allow_tf32" : "cuda.matmul.allow_tf32";
+  const std::string op = isConv ? "convolution" : "matmul";
+  if (tf32()) {
+    const std::string how = isConv ? "TF32 tensor cores" : "TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)";
+    return ", " + how + ", as eager runs this " + op + " (" + flag + ")";
+  }
+  const std::string exact = isConv ? "exact fp32 (FMA math)" : "exact fp32";
+  switch (precisionWhy) {
+    case PrecisionWhy::Eager: return ", " + exact + ", as eager runs this " + op + " (" + flag + " off)";
+    case PrecisionWhy::JobFp32: return ", " + exact + ", as the job asks (--precision fp32)";
+    case PrecisionWhy::Unstated: break;
+  }
+  return ", " + exact;
 }
 
 }  // namespace stitch::agents::builtin

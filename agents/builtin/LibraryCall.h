@@ -28,6 +28,9 @@ struct GemmCall {
   std::optional<MatrixOperand> bias;  // a [n] vector broadcast over rows
   std::string activation;             // "", "relu" or "gelu_tanh"
   std::string output;                 // written contiguous [batch, m, n]
+  // Computes in TF32 on tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), as eager runs its matmuls
+  // while torch.backends.cuda.matmul.allow_tf32 is on; else exact fp32.
+  bool tf32 = false;
 };
 
 // The elementwise tail folded into a forward convolution: per output channel, the split-off
@@ -53,6 +56,18 @@ struct ConvCall {
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1;
   ConvEpilogue epilogue;
+  // cuDNN may use TF32 tensor cores (its default and tensor-op math types, each measured), as
+  // eager runs its convolutions while torch.backends.cudnn.allow_tf32 is on; else FMA math, exact
+  // fp32. The generated alternatives (direct kernels, a pointwise convolution's GEMM) are fp32
+  // either way.
+  bool tf32 = false;
+};
+
+// Why a library call runs in its precision, for the plan's technique (LibraryCall::describe).
+enum class PrecisionWhy {
+  Unstated,  // no reason given (eager's flags unknown): exact fp32
+  Eager,     // as eager runs the operator (the reference's torch.backends flags)
+  JobFp32,   // the job asks for exact fp32 (--precision fp32)
 };
 
 struct LibraryCall {
@@ -61,11 +76,17 @@ struct LibraryCall {
   GemmCall gemm;
   ConvCall conv;
   std::vector<int> nodeIds;  // the anchor and the epilogue nodes folded into it
+  PrecisionWhy precisionWhy = PrecisionWhy::Unstated;
+  bool tf32() const { return kind == Kind::Gemm ? gemm.tf32 : conv.tf32; }
 
   std::vector<std::string> reads() const;
   std::string output() const;
   double flops() const;
-  std::string describe() const;  // "cuBLASLt GEMM 4096x1024x512, bias + relu epilogue"
+  // "cuBLASLt GEMM 4096x1024x512, bias + relu epilogue, exact fp32, as eager runs this matmul
+  // (cuda.matmul.allow_tf32 off), ...": the call, its epilogue, its precision and why.
+  std::string describe() const;
+  // ", TF32 tensor cores, as eager runs this convolution (cudnn.allow_tf32)": describe()'s part.
+  std::string precisionText() const;
 };
 
 // The channel tile of the direct convolution kernel the first call measures against cuDNN's

@@ -103,6 +103,10 @@ struct sc_gemm_shape {
   float alpha;
   int bias;        // 1: a [n] bias vector
   int activation;  // 0 none, 1 relu, 2 gelu (tanh form)
+  // CUBLAS_COMPUTE_32F (exact fp32), or cuBLAS's fast TF32 compute type where eager runs this
+  // matmul in TF32 (its matmul TF32 flag on); written only in the shapes, so a candidate names
+  // TF32 only where a call uses it.
+  cublasComputeType_t compute;
 };
 
 static int sc_layout(cublasLtMatrixLayout_t* layout, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
@@ -163,24 +167,24 @@ static int sc_gemm_run(sc_gemm* g, const sc_gemm_shape* s, const cublasLtMatmulA
   return 0;
 }
 
-// Every configuration that cuBLASLt's fp32 algorithms accept for this matmul (each algorithm's
+// Every configuration that cuBLASLt's algorithms for the shape's compute type accept for this matmul (each algorithm's
 // tiles x stages x custom options x split-K x reduction scheme x CTA swizzle, checked by
 // cublasLtMatmulAlgoCheck), up to `max` of them, with workspaces within 32 MiB. The heuristic's
 // suggestions are a few of these: on an H100 the fastest configuration ran 4-9% faster than the
 // best of the heuristic's 8 for five of the suite's seven single-GEMM shapes (3072^3: 1164 against
 // 1285 µs, split-K 4; bench/results/gemm_algorithms_2026-11-24_h100.md).
-static int sc_gemm_configs(const sc_gemm* g, cublasLtMatmulHeuristicResult_t* out, int max) {
+static int sc_gemm_configs(const sc_gemm* g, const sc_gemm_shape* s, cublasLtMatmulHeuristicResult_t* out, int max) {
   int ids[64], n_ids = 0, count = 0;
-  if (cublasLtMatmulAlgoGetIds(sc_lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
-                               64, ids, &n_ids) != CUBLAS_STATUS_SUCCESS)
+  if (cublasLtMatmulAlgoGetIds(sc_lt, s->compute, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, 64, ids,
+                               &n_ids) != CUBLAS_STATUS_SUCCESS)
     return 0;
   const uint32_t splits[] = {1, 2, 3, 4, 6, 8, 16}, schemes[] = {CUBLASLT_REDUCTION_SCHEME_INPLACE,
                                                                  CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE,
                                                                  CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE};
   for (int a = 0; a < n_ids && count < max; ++a) {
     cublasLtMatmulAlgo_t algo;
-    if (cublasLtMatmulAlgoInit(sc_lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
-                               ids[a], &algo) != CUBLAS_STATUS_SUCCESS)
+    if (cublasLtMatmulAlgoInit(sc_lt, s->compute, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, ids[a],
+                               &algo) != CUBLAS_STATUS_SUCCESS)
       continue;
     uint32_t tiles[128] = {CUBLASLT_MATMUL_TILE_UNDEFINED}, stages[128] = {CUBLASLT_MATMUL_STAGES_UNDEFINED};
     size_t bytes = 0;
@@ -269,14 +273,15 @@ static float sc_median_cold_ms(Run run, const float4* scratch, size_t n, cudaStr
 // 5 with the L2 cleared before each run (sc_median_cold_ms), after the heuristic's pick. A
 // finalist replaces the pick only when 3% faster: a first call's timings are noisy (clocks ramp
 // up, kernels load lazily), and a pick from single 3-run totals once ran 1.7x slower than the
-// kernel eager's cuBLAS chose for the same GEMM (86_mlp_3layer, H100). Where the job allows TF32,
-// the 3xTF32 form is measured next, as the fp32 choice was before it (warm), and kept only if
-// faster.
+// kernel eager's cuBLAS chose for the same GEMM (86_mlp_3layer, H100). The compute type is the
+// shape's (eager's precision for this matmul). Where the job allows TF32 and the matmul computes
+// in exact fp32, the 3xTF32 form is measured next, as the fp32 choice was before it (warm), and
+// kept only if faster.
 static int sc_gemm_prepare(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
                            float* D, cudaStream_t stream) {
   if (!sc_lt) SC_LT(cublasLtCreate(&sc_lt));
   int st;
-  if ((st = sc_gemm_desc(&g->op, CUBLAS_COMPUTE_32F, s, sc_gemm_epilogue(s))) != 0) return st;
+  if ((st = sc_gemm_desc(&g->op, s->compute, s, sc_gemm_epilogue(s))) != 0) return st;
   const bool b_rows = s->b_col == 1, a_rows = s->a_col == 1;
   if ((st = sc_layout(&g->a, b_rows ? s->n : s->k, b_rows ? s->k : s->n, b_rows ? s->b_row : s->b_col, s->batch,
                       s->b_batch)) != 0)
@@ -299,7 +304,7 @@ static int sc_gemm_prepare(sc_gemm* g, const sc_gemm_shape* s, const float* A, c
   // slower (2.28x eager's time to 2.04-2.06x over two runs, H100); in a forward their operands
   // are in L2, just written by the step before.
   const bool wide = 2.0 * (double)s->batch * (double)s->m * (double)s->n * (double)s->k >= 1e9;
-  if (wide) count += sc_gemm_configs(g, pool + count, SC_GEMM_CONFIGS);
+  if (wide) count += sc_gemm_configs(g, s, pool + count, SC_GEMM_CONFIGS);
   size_t need = 0;
   for (int i = 0; i < count; ++i) need = pool[i].workspaceSize > need ? pool[i].workspaceSize : need;
   if ((st = sc_reserve_workspace(need)) != 0) {
@@ -353,6 +358,8 @@ static int sc_gemm_prepare(sc_gemm* g, const sc_gemm_shape* s, const float* A, c
   g->workspace = pool[best].workspaceSize;
   g->ready = true;
   delete[] pool;
+  // Already on tensor cores in TF32 (eager's precision): the 3xTF32 form would only be slower.
+  if (s->compute != CUBLAS_COMPUTE_32F) return 0;
   return sc_gemm_x3_try(g, s, A, B, bias, D, stream, best_ms);
 }
 
@@ -482,6 +489,11 @@ struct sc_conv_shape {
   int groups;
   int transposed;
   int split;
+  // The math types whose algorithms are measured: CUDNN_FMA_MATH twice (exact fp32), or, where
+  // eager runs this convolution in TF32 (its cuDNN TF32 flag on), cuDNN's default math (as eager's
+  // descriptor has it) and its tensor-op math (the math type cuDNN's tensor-core algorithms
+  // report): written only in the shapes, so a candidate names TF32 math only where a call uses it.
+  cudnnMathType_t math[2];
 };
 
 // A descriptor of `dims` inside a contiguous tensor of `whole` (the same but for channels).
@@ -754,12 +766,14 @@ static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionD
   return true;
 }
 
-// fp32 stays fp32: FMA math (cuDNN would otherwise use TF32 tensor cores for fp32 data), the
-// algorithm by measurement. An epilogue runs as its own pass after cuDNN's fastest or, where that
+// The math type is the shape's, eager's precision for this convolution: FMA math keeps fp32 exact
+// (cuDNN would otherwise use TF32 tensor cores for fp32 data); where eager runs it in TF32, every
+// algorithm is measured in the default and in the tensor-op math type and the fastest pair kept.
+// The algorithm by measurement. An epilogue runs as its own pass after cuDNN's fastest or, where that
 // measures faster, in cuDNN's fused bias-activation call; the generated alternative (the direct
 // kernel, which applies the epilogue as it stores, or the pointwise GEMM and the epilogue's pass)
-// is timed against the faster of the two. Where the job allows TF32, the 3xTF32 form is measured
-// next and kept only if faster.
+// is timed against the faster of the two (those are fp32 whatever cuDNN's math). Where the job
+// allows TF32 and cuDNN's math is FMA, the 3xTF32 form is measured next and kept only if faster.
 static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                            const sc_conv_epi* e, sc_direct_fn direct, cudaStream_t stream) {
   if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));
@@ -774,10 +788,26 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
     return st;
   SC_DNN(cudnnCreateFilterDescriptor(&c->w));
   SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->nd, w_slice));
-  if ((st = sc_conv_desc(&c->conv, s, CUDNN_FMA_MATH)) != 0) return st;
+  if ((st = sc_conv_desc(&c->conv, s, s->math[0])) != 0) return st;
   float dnn_ms = 0.0f;  // cuDNN's time for the algorithm chosen
-  if (!sc_conv_choose(c, s, c->conv, x, w, y, &c->algo, &c->workspace, &dnn_ms, stream)) {
-    fprintf(stderr, "cuDNN: no fp32 (FMA) algorithm for this convolution\n");
+  bool found = sc_conv_choose(c, s, c->conv, x, w, y, &c->algo, &c->workspace, &dnn_ms, stream);
+  if (s->math[1] != s->math[0]) {
+    cudnnConvolutionDescriptor_t other = nullptr;
+    int algo = 0;
+    size_t workspace = 0;
+    float ms = 0.0f;
+    if (sc_conv_desc(&other, s, s->math[1]) == 0 &&
+        sc_conv_choose(c, s, other, x, w, y, &algo, &workspace, &ms, stream) && (!found || ms < dnn_ms)) {
+      cudnnDestroyConvolutionDescriptor(c->conv);
+      c->conv = other, c->algo = algo, c->workspace = workspace, dnn_ms = ms, found = true;
+    } else if (other) {
+      cudnnDestroyConvolutionDescriptor(other);
+    }
+    cudaGetLastError();
+  }
+  if (!found) {
+    fprintf(stderr, "cuDNN: no algorithm for this convolution in its math type (%s)\n",
+            s->math[0] == CUDNN_FMA_MATH ? "FMA, exact fp32" : "TF32 allowed");
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
   }
   c->ready = true;
@@ -791,11 +821,15 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
     if (direct_ms >= 0.0f && direct_ms < dnn_ms) c->direct = direct;
     cudaGetLastError();
   }
+  // Already on TF32 tensor cores where cuDNN's math allows them (eager's precision): the 3xTF32
+  // form would only be slower.
+  if (s->math[0] != CUDNN_FMA_MATH) return 0;
   return sc_conv_x3_try(c, s, x, w, y, e, stream);
 }
 
-// The fp32 form chosen, epilogue included: the generated alternative, cuDNN's fused call, or
-// cuDNN's algorithm and the epilogue's pass.
+// The form chosen without the 3xTF32 split, epilogue included: the generated alternative, cuDNN's
+// fused call, or cuDNN's algorithm and the epilogue's pass (cuDNN's in the shape's math: exact
+// fp32, or TF32 where eager runs the convolution so).
 static int sc_conv_fp32(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                         const sc_conv_epi* e, cudaStream_t stream) {
   if (c->direct) return c->direct(s, x, w, y, e, stream);
@@ -1190,7 +1224,8 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       << "static const sc_gemm_shape " << name << "_shape = {" << g.batch << ", " << g.m << ", " << g.n << ", " << g.k
       << ", " << g.a.rowStride << ", " << g.a.colStride << ", " << g.a.batchStride << ", " << g.b.rowStride << ", "
       << g.b.colStride << ", " << g.b.batchStride << ", " << floatLiteral(g.alpha) << ", " << (g.bias ? 1 : 0) << ", "
-      << (g.activation == "relu" ? 1 : g.activation == "gelu_tanh" ? 2 : 0) << "};\n"
+      << (g.activation == "relu" ? 1 : g.activation == "gelu_tanh" ? 2 : 0) << ", "
+      << (g.tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F") << "};\n"
       << "static int launch_" << name << "(const StitchTensor* t, cudaStream_t stream) {\n"
       << "  return sc_gemm_launch(&" << name << "_state, &" << name << "_shape, "
       << ptr(slots, g.a.tensorId, g.a.offset, true) << ", " << ptr(slots, g.b.tensorId, g.b.offset, true) << ", "
@@ -1212,14 +1247,15 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
     const int64_t kh = w[2], kw = w[3];
     if (pointwiseGemm(c)) {
       // y[n] = weight[Cout, Cin] @ x[n][Cin, pixels]: one batch entry per image, the weight shared
-      // (batch stride 0); the epilogue, if any, as its own pass.
+      // (batch stride 0); the epilogue, if any, as its own pass. Exact fp32 whatever cuDNN's math
+      // (an alternative closer to the truth, never a TF32 matmul eager does not run).
       int64_t pixels = 1;
       for (std::size_t d = 2; d < c.outShape.size(); ++d) pixels *= c.outShape[d];
       const int64_t cin = c.inShape[1], cout = c.outShape[1];
       o << "static sc_gemm " << name << "_gemm;\n"
         << "static const sc_gemm_shape " << name << "_gemm_shape = {" << c.inShape[0] << ", " << cout << ", " << pixels
         << ", " << cin << ", " << cin << ", 1, 0, " << pixels << ", 1, " << cin * pixels << ", " << floatLiteral(1.0)
-        << ", 0, 0};\n";
+        << ", 0, 0, CUBLAS_COMPUTE_32F};\n";
       directLauncher("  const int st = sc_gemm_launch(&" + name + "_gemm, &" + name + "_gemm_shape, w, x, nullptr, y, " +
                      "stream);\n  return st ? st : sc_conv_epilogue(s, y, e, stream);\n",
                      "_pointwise");
@@ -1237,7 +1273,8 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       << "static const sc_conv_shape " << name << "_shape = {" << nd << ", " << ints(in, 5) << ", " << ints(w, 5)
       << ", " << ints(out, 5) << ", " << ints(spatial2d(c.padding, oneD, 0), 3) << ", "
       << ints(spatial2d(c.stride, oneD, 1), 3) << ", " << ints(spatial2d(c.dilation, oneD, 1), 3) << ", " << c.groups
-      << ", " << (c.transposed ? 1 : 0) << ", " << groupCalls(c) << "};\n"
+      << ", " << (c.transposed ? 1 : 0) << ", " << groupCalls(c) << ", "
+      << (c.tf32 ? "{CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}" : "{CUDNN_FMA_MATH, CUDNN_FMA_MATH}") << "};\n"
       << "static int launch_" << name << "(const StitchTensor* t, cudaStream_t stream) {\n";
     const ConvEpilogue& ep = c.epilogue;
     if (!ep.empty()) {

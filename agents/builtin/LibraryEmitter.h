@@ -3,7 +3,10 @@
 // handles and one workspace are made once per loaded candidate; on its first call each launcher
 // picks its algorithm by measurement (cuBLASLt's configurations and every cuDNN algorithm timed on
 // the real buffers, against a direct kernel or a pointwise convolution's GEMM where one applies),
-// so no choice is made inside a captured or timed call.
+// so no choice is made inside a captured or timed call. Each call computes in the precision its
+// LibraryCall says (eager's for that operator, design §7): a GEMM's compute type and a
+// convolution's cuDNN math types are written into its shape, so TF32 appears in a candidate's
+// source only where a call uses it.
 #pragma once
 
 #include "agents/builtin/CudaEmitter.h"

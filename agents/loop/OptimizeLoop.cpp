@@ -155,6 +155,7 @@ private:
                 {"atol", request_.options.tolerance.atol},
                 {"rtol", request_.options.tolerance.rtol},
                 {"allowPrecision", request_.options.allowPrecision},
+                {"precision", request_.options.precision},
                 {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
     WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
     auto event = candidateEvent(id, d, "");

@@ -57,6 +57,7 @@ def _verify(args: argparse.Namespace) -> int:
         return _kernelbench(args)
     params: dict[str, Any] = {"trials": args.trials or 5, "seed": args.seed or 0, "timing": not args.no_timing,
                               "compileBaseline": not args.no_compile, "allowPrecision": args.allow_precision,
+                              "precision": args.precision,
                               "kernelTrace": not args.no_kernel_trace}
     for key, value in (("atol", args.atol), ("rtol", args.rtol), ("cacheDir", args.cache_dir), ("device", args.device),
                        ("modelClass", args.model_class), ("inputsFn", args.inputs_fn)):
@@ -107,6 +108,8 @@ def main(argv: list[str]) -> int:
     v.add_argument("--atol", type=float)
     v.add_argument("--rtol", type=float)
     v.add_argument("--allow-precision", action="append", default=[], choices=["tf32", "fp16", "bf16"])
+    v.add_argument("--precision", default="eager", choices=["eager", "fp32"],
+                   help="eager: TF32 the reference itself runs is no downgrade (default); fp32: it is")
     v.add_argument("--cache-dir")
     v.add_argument("--device")
     v.add_argument("--model-class")

@@ -34,24 +34,40 @@ _DYNAMIC = {"exec", "eval", "compile", "__import__", "importlib.import_module", 
             "importlib.util.spec_from_file_location", "importlib.machinery.SourceFileLoader"}
 _LOW_PRECISION = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "autocast": "fp16"}
 
-# C++/CUDA patterns: (regex, check, precision kind or None, message)
-_CXX_RULES: list[tuple[re.Pattern[str], str, Optional[str], str]] = [
-    (re.compile(r"\bcudaStreamCreate\w*\s*\(\s*&?\s*(\w+)"), "side_stream", None, "creates its own CUDA stream"),
-    (re.compile(r"\bcudaStreamPerThread\b|\bcudaLaunchHostFunc\b"), "side_stream", None, "launches outside the given stream"),
-    (re.compile(r"\bstd::thread\b|\bpthread_create\b|\bstd::async\b"), "extra_thread", None, "starts host threads"),
-    (re.compile(r"\b__half2?\b|\b__float2half\w*|\bhalf2\b|\bCUDNN_DATA_HALF\b|CUBLAS_COMPUTE_32F_FAST_16F|CUBLAS_COMPUTE_16F"),
-     "precision_downgrade", "fp16", "uses fp16 arithmetic"),
+# C++/CUDA patterns: (regex, check, precision kind or None, message, op kind or None). A TF32
+# finding names the kind of op whose precision it lowers where the code tells ("conv": cuDNN's
+# math types; "matmul": cuBLAS's), so the verifier can excuse exactly the TF32 the reference itself
+# runs (reference_runs_in_tf32).
+_CXX_RULES: list[tuple[re.Pattern[str], str, Optional[str], str, Optional[str]]] = [
+    (re.compile(r"\bcudaStreamCreate\w*\s*\(\s*&?\s*(\w+)"), "side_stream", None, "creates its own CUDA stream", None),
+    (re.compile(r"\bcudaStreamPerThread\b|\bcudaLaunchHostFunc\b"), "side_stream", None, "launches outside the given stream",
+     None),
+    (re.compile(r"\bstd::thread\b|\bpthread_create\b|\bstd::async\b"), "extra_thread", None, "starts host threads", None),
+    (re.compile(r"\b__half2?\b|\b__float2half\w*|\bhalf2\b|\bCUDNN_DATA_HALF\b|CUBLAS_COMPUTE_32F_FAST_16F|CUBLAS_COMPUTE_16F|"
+                r"\bCUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION\b"),
+     "precision_downgrade", "fp16", "uses fp16 arithmetic", None),
     (re.compile(r"\b__nv_bfloat16\w*|\b__float2bfloat16\w*|CUBLAS_COMPUTE_32F_FAST_16BF|\bCUDNN_DATA_BFLOAT16\b"),
-     "precision_downgrade", "bf16", "uses bf16 arithmetic"),
-    (re.compile(r"\btf32\b|CUBLAS_COMPUTE_32F_FAST_TF32|CUBLAS_TF32_TENSOR_OP_MATH|CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION|cvt\.rna\.tf32"),
-     "precision_downgrade", "tf32", "uses TF32 tensor-core math"),
+     "precision_downgrade", "bf16", "uses bf16 arithmetic", None),
+    (re.compile(r"\bCUBLAS_COMPUTE_32F_FAST_TF32\b|\bCUBLAS_TF32_TENSOR_OP_MATH\b"),
+     "precision_downgrade", "tf32", "uses TF32 tensor-core math in a matmul", "matmul"),
+    # On fp32 data cuDNN's default and tensor-op math types both let its algorithms use TF32
+    # tensor cores (Ampere and later); only CUDNN_FMA_MATH keeps a convolution in fp32. Its
+    # ALLOW_CONVERSION math may convert fp32 tensors to fp16 (the rule above).
+    (re.compile(r"\bCUDNN_TENSOR_OP_MATH\b|\bCUDNN_DEFAULT_MATH\b"),
+     "precision_downgrade", "tf32", "lets cuDNN use TF32 tensor cores in a convolution", "conv"),
+    (re.compile(r"\btf32\b|cvt\.rna\.tf32"), "precision_downgrade", "tf32", "uses TF32 tensor-core math", None),
     (re.compile(r"\b(?:torch|at)::(?!empty\b|empty_like\b|empty_strided\b|zeros\b|zeros_like\b|from_blob\b|Tensor\b|"
                 r"TensorOptions\b|k[A-Z]\w*\b|Scalar\b|ScalarType\b|IntArrayRef\b|Device\b|cuda::|indexing\b|"
                 r"TORCH_CHECK|check\w*)(\w+)\s*\("),
-     "pytorch_compute", None, "calls an ATen operator from C++"),
+     "pytorch_compute", None, "calls an ATen operator from C++", None),
     (re.compile(r"\.\s*(?:matmul|mm|bmm|addmm|softmax|relu|sigmoid|tanh|conv2d|linear|sum|mean)\s*\("),
-     "pytorch_compute", None, "calls a tensor compute method from C++"),
+     "pytorch_compute", None, "calls a tensor compute method from C++", None),
 ]
+
+# A cuDNN convolution descriptor starts in CUDNN_DEFAULT_MATH, which lets fp32 convolutions run on
+# TF32 tensor cores: a source that makes one and never names CUDNN_FMA_MATH computes in TF32.
+_CONV_DESCRIPTOR = re.compile(r"\bcudnnCreateConvolutionDescriptor\s*\(")
+_FMA_MATH = re.compile(r"\bCUDNN_FMA_MATH\b")
 
 
 @dataclass
@@ -65,19 +81,48 @@ class StaticContext:
 
 def scan_cxx(text: str, file: str, first_line: int, ctx: StaticContext, torch_allowed: bool) -> list[Finding]:
     out: list[Finding] = []
-    for pattern, check, precision, message in _CXX_RULES:
+    code = _strip_cxx_comments(text)
+    for pattern, check, precision, message, op in _CXX_RULES:
         if check == "pytorch_compute" and not torch_allowed:
             continue  # a fast-path .cu cannot call ATen: it is built without PyTorch headers
-        code = _strip_cxx_comments(text)
         for m in pattern.finditer(code):
             if precision and precision in ctx.allowed_precision:
                 continue
             if check == "side_stream" and m.groups() and _capture_only_stream(code, m.group(1)):
                 continue
             line = first_line + text.count("\n", 0, m.start())
-            out.append(Finding(check, f"{message}: '{m.group(0).strip()}'", "static", file, line,
-                               {"precision": precision} if precision else {}))
+            data: dict[str, object] = {"precision": precision} if precision else {}
+            if op:
+                data["op"] = op
+            out.append(Finding(check, f"{message}: '{m.group(0).strip()}'", "static", file, line, data))
+    m = _CONV_DESCRIPTOR.search(code)
+    if m and not _FMA_MATH.search(code) and "tf32" not in ctx.allowed_precision:
+        out.append(Finding("precision_downgrade", "makes a cuDNN convolution descriptor and never sets CUDNN_FMA_MATH: "
+                           "its default math lets fp32 convolutions use TF32 tensor cores", "static", file,
+                           first_line + text.count("\n", 0, m.start()), {"precision": "tf32", "op": "conv"}))
     return out
+
+
+def reference_runs_in_tf32(finding: Finding, reference_precision: dict) -> bool:
+    """Whether a TF32 `precision_downgrade` finding only matches what the reference itself computes
+    in TF32 (design §7: eager's precision is no downgrade), from the verdict's reference_precision
+    ({"conv_ops", "matmul_ops", "tf32_ops", ...}). A TF32 convolution passes where the reference's
+    convolutions run in TF32 (cudnn.allow_tf32 on a GPU), a TF32 matmul where its matmuls do
+    (cuda.matmul.allow_tf32); TF32 whose kind of op the source does not tell (a hand-written
+    tensor-core kernel) only where every convolution and matmul of the reference runs in TF32."""
+    if finding.check != "precision_downgrade" or finding.data.get("precision") != "tf32":
+        return False
+    tf32_ops = set(reference_precision.get("tf32_ops") or [])
+    if not tf32_ops:
+        return False
+    conv = set(reference_precision.get("conv_ops") or [])
+    matmul = set(reference_precision.get("matmul_ops") or [])
+    op = finding.data.get("op")
+    if op == "conv":
+        return bool(conv & tf32_ops)
+    if op == "matmul":
+        return bool(matmul & tf32_ops)
+    return (conv | matmul) <= tf32_ops
 
 
 def _capture_only_stream(code: str, name: str) -> bool:

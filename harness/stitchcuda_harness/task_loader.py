@@ -147,7 +147,10 @@ def load_task(path: str, params: Optional[dict[str, Any]] = None) -> Task:
 
 def summarize(task: Task, device: torch.device, seed: int = 0) -> dict[str, Any]:
     """Load-time facts, found by building the model and running it once (this is where errors
-    in __init__ and forward surface, with their file and line)."""
+    in __init__ and forward surface, with their file and line). `precision` is PyTorch's precision
+    flags as the reference runs with them, read after the task module ran (it may set them): the
+    built-in brain runs each library call in eager's precision for it (design §7)."""
+    from .runtime_guards import precision_state
     model = task.instantiate(device, seed)
     inputs = task.inputs(seed, device)
     outputs = task.forward(model, inputs)
@@ -166,4 +169,5 @@ def summarize(task: Task, device: torch.device, seed: int = 0) -> dict[str, Any]
         "parameters": {"count": len(params), "elements": sum(p.numel() for p in params),
                        "bytes": sum(p.numel() * p.element_size() for p in params)},
         "forwardLine": _line_of(getattr(task.model_cls, "forward", task.model_cls)),
+        "precision": precision_state(),
     }

@@ -13,6 +13,7 @@ class VerifyConfig:
     seed: int = 0
     tolerance: dict[str, Any] = field(default_factory=dict)   # {"atol","rtol"} and/or {"float16": {...}}
     allowed_precision: set[str] = field(default_factory=set)  # opt-ins: "tf32", "fp16", "bf16"
+    precision: str = "eager"           # "eager": TF32 the reference itself runs is no downgrade; "fp32": it is
     timing: bool = True
     compile_baseline: bool = True
     input_sets: int = 4
@@ -35,6 +36,7 @@ class VerifyConfig:
             if key in p:
                 c.tolerance[key] = float(p[key])
         c.allowed_precision = set(p.get("allowPrecision", []))
+        c.precision = "fp32" if p.get("precision") == "fp32" else "eager"
         c.timing = bool(p.get("timing", True))
         c.compile_baseline = bool(p.get("compileBaseline", True))
         c.input_sets = max(1, int(p.get("inputSets", c.input_sets)))

@@ -15,15 +15,18 @@ class Refine : public ::testing::Test {
 protected:
   void SetUp() override { planTask("level2", "12_elementwise_chain", {}); }
 
-  void planTask(const std::string& level, const std::string& task, std::vector<std::string> allowPrecision) {
+  void planTask(const std::string& level, const std::string& task, std::vector<std::string> allowPrecision,
+                std::optional<EagerPrecision> eager = std::nullopt, const std::string& precision = "eager") {
     std::ifstream in(testing::sourceDir() / "tests/fixtures/graphs" / (task + ".json"));
     BaselineFacts facts;
     facts.cuda = true;
     facts.graph = protocol::json::parse(in);
+    facts.precision = eager;
     JobRequest request;
     request.jobId = "j";
     request.taskFile = testing::sourceDir() / "bench/tasks" / level / (task + ".py");
     request.options.allowPrecision = std::move(allowPrecision);
+    request.options.precision = precision;
     ASSERT_TRUE(brain.plan(facts, request, false).generatable);
     dir = std::filesystem::temp_directory_path() / ("stitch-refine-" + std::to_string(::getpid()));
   }
@@ -112,6 +115,46 @@ TEST_F(Refine, AWrongAnswerWithTheTf32FormAllowedIsRetriedInFp32) {
   EXPECT_EQ(lastCuda().find("struct sc_gemm_x3 {"), std::string::npos);
   EXPECT_NE(lastCuda().find("fp32 (the 3xTF32 form missed the tolerance)"), std::string::npos);
   EXPECT_EQ(next(wrong), "");
+}
+
+// Eager's precision, as the harness reported it: the convolution may use TF32 tensor cores. A wrong
+// answer gets the same candidate in exact fp32 once (another TF32 algorithm than eager's rounds
+// otherwise; exact fp32 is closer to the truth than either); then the search ends.
+TEST_F(Refine, AConvolutionRunsInEagersTf32AndAWrongAnswerIsRetriedInExactFp32) {
+  planTask("level1", "62_conv2d_3x3", {}, EagerPrecision{true, false});
+  const std::string first = next(std::nullopt);
+  ASSERT_NE(first, "");
+  EXPECT_NE(lastCuda().find("{CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}};"), std::string::npos);
+  loop::Feedback wrong;
+  wrong.failedChecks = {"output_mismatch"};
+  EXPECT_EQ(next(wrong), first);
+  EXPECT_NE(lastCuda().find("{CUDNN_FMA_MATH, CUDNN_FMA_MATH}};"), std::string::npos);
+  EXPECT_EQ(lastCuda().find("CUDNN_DEFAULT_MATH"), std::string::npos);
+  EXPECT_NE(lastCuda().find("fp32 (eager's TF32 form missed the tolerance)"), std::string::npos);
+  EXPECT_EQ(next(wrong), "");
+}
+
+// TF32 the verifier did not excuse (it saw the reference run those ops otherwise) is retried in
+// exact fp32 too.
+TEST_F(Refine, Tf32TheVerifierDidNotExcuseIsRetriedInExactFp32) {
+  planTask("level1", "54_matmul_square", {}, EagerPrecision{false, true});
+  const std::string first = next(std::nullopt);
+  ASSERT_NE(first, "");
+  EXPECT_NE(lastCuda().find("CUBLAS_COMPUTE_32F_FAST_TF32};"), std::string::npos);
+  loop::Feedback flagged;
+  flagged.failedChecks = {"precision_downgrade"};
+  EXPECT_EQ(next(flagged), first);
+  EXPECT_EQ(lastCuda().find("FAST_TF32"), std::string::npos);
+  EXPECT_NE(lastCuda().find("fp32 (the verifier did not excuse its TF32)"), std::string::npos);
+}
+
+// --precision fp32: exact fp32 from the start, whatever eager's flags.
+TEST_F(Refine, PrecisionFp32KeepsExactFp32Everywhere) {
+  planTask("level1", "62_conv2d_3x3", {}, EagerPrecision{true, true}, "fp32");
+  ASSERT_NE(next(std::nullopt), "");
+  EXPECT_NE(lastCuda().find("{CUDNN_FMA_MATH, CUDNN_FMA_MATH}};"), std::string::npos);
+  EXPECT_EQ(lastCuda().find("CUDNN_DEFAULT_MATH"), std::string::npos);
+  EXPECT_NE(lastCuda().find("exact fp32 (FMA math), as the job asks (--precision fp32)"), std::string::npos);
 }
 
 TEST_F(Refine, EveryVariantIsWrittenOnceAtMost) {

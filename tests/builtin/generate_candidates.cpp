@@ -1,6 +1,7 @@
 // Writes each graph fixture's generated candidate (OUT/<fixture>/candidate.cu and model_new.py)
 // for compile_candidates.py, and for fixtures with library calls also the candidate of a job that
-// allows TF32 (OUT/<fixture>.tensor_cores/); exits 1 naming every fixture it cannot generate.
+// allows TF32 (OUT/<fixture>.tensor_cores/) and the candidate in eager's TF32 precision, both flags
+// on (OUT/<fixture>.eager_tf32/); exits 1 naming every fixture it cannot generate.
 #include "FixtureGraphs.h"
 
 #include <fstream>
@@ -37,6 +38,16 @@ int main(int argc, char** argv) {
       ++failures;
     } else if (t.value().cuda != c.value().cuda) {
       write(name + ".tensor_cores", t.value());
+    }
+    PlannerOptions eager;
+    eager.convTf32 = eager.matmulTf32 = true;
+    eager.precisionWhy = PrecisionWhy::Eager;
+    auto e = testing::fixtureCandidate(name, eager);
+    if (!e) {
+      std::cerr << name << ": no candidate in eager's TF32 precision: " << e.error().message << "\n";
+      ++failures;
+    } else if (e.value().cuda != c.value().cuda) {
+      write(name + ".eager_tf32", e.value());
     }
   }
   return failures ? 1 : 0;

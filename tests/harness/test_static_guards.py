@@ -8,7 +8,7 @@ import unittest
 
 from tests.harness import REPO
 from stitchcuda_harness.candidate_files import resolve_candidate
-from stitchcuda_harness.static_guards import StaticContext, scan_candidate, scan_cxx, scan_python
+from stitchcuda_harness.static_guards import StaticContext, reference_runs_in_tf32, scan_candidate, scan_cxx, scan_python
 from stitchcuda_harness.verdict import CHECK_NAMES
 
 HERE = os.path.join(REPO, "tests", "harness")
@@ -120,3 +120,82 @@ class CaptureStreamTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Tf32KindTest(unittest.TestCase):
+    """TF32 in C++/CUDA is flagged with the kind of op it lowers, so the verifier excuses exactly
+    what the reference itself runs in TF32 (design §7: eager's precision is no downgrade)."""
+
+    CONV_TF32 = {"conv_ops": ["aten::convolution"], "matmul_ops": ["aten::mm"], "tf32_ops": ["aten::convolution"]}
+    NO_TF32 = {"conv_ops": ["aten::convolution"], "matmul_ops": ["aten::mm"], "tf32_ops": []}
+    MATMUL_ONLY_FP32 = {"conv_ops": [], "matmul_ops": ["aten::addmm"], "tf32_ops": []}
+
+    @staticmethod
+    def findings(code: str, allowed: set[str] | None = None) -> list:
+        return [f for f in scan_cxx(code, "c.cu", 1, StaticContext("task", allowed or set()), torch_allowed=False)
+                if f.check == "precision_downgrade"]
+
+    def test_cudnn_math_types_that_allow_tf32_are_conv_findings(self) -> None:
+        for math in ("CUDNN_DEFAULT_MATH", "CUDNN_TENSOR_OP_MATH"):
+            with self.subTest(math):
+                found = self.findings(f"cudnnSetConvolutionMathType(d, {math});\nCUDNN_FMA_MATH;\n")
+                self.assertEqual([(f.data["precision"], f.data["op"], f.line) for f in found], [("tf32", "conv", 1)])
+        self.assertEqual(self.findings("cudnnCreateConvolutionDescriptor(&d);\ncudnnSetConvolutionMathType(d, CUDNN_FMA_MATH);\n"), [])
+        self.assertEqual(self.findings("cudnnSetConvolutionMathType(d, CUDNN_DEFAULT_MATH);\n", {"tf32"}), [])
+        # The conversion math may turn fp32 tensors into fp16: no TF32 excuse covers it.
+        converted = self.findings("cudnnSetConvolutionMathType(d, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);\n")
+        self.assertEqual([f.data["precision"] for f in converted], ["fp16"])
+
+    def test_a_convolution_descriptor_left_at_its_default_math_is_tf32(self) -> None:
+        found = self.findings("// setup\ncudnnCreateConvolutionDescriptor(&d);\ncudnnConvolutionForward(h, ...);\n")
+        self.assertEqual([(f.data["op"], f.line) for f in found], [("conv", 2)])
+        self.assertEqual(self.findings("cudnnCreateConvolutionDescriptor(&d);\n", {"tf32"}), [])
+
+    def test_cublas_tf32_is_a_matmul_finding_and_unnamed_tf32_has_no_kind(self) -> None:
+        found = self.findings("cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F);\n")
+        self.assertEqual([f.data.get("op") for f in found], ["matmul"])
+        self.assertEqual(self.findings("cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);\n"), [])
+        wmma = self.findings("wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;\n")
+        self.assertEqual([f.data.get("op") for f in wmma], [None])
+
+    def test_the_reference_excuses_only_the_kinds_it_runs_in_tf32(self) -> None:
+        conv = self.findings("cudnnSetConvolutionMathType(d, CUDNN_DEFAULT_MATH);\n")[0]
+        matmul = self.findings("x = CUBLAS_COMPUTE_32F_FAST_TF32;\n")[0]
+        unnamed = self.findings("asm(\"cvt.rna.tf32.f32 %0, %1;\");\n")[0]
+        self.assertTrue(reference_runs_in_tf32(conv, self.CONV_TF32))      # eager's convolutions are TF32
+        self.assertFalse(reference_runs_in_tf32(matmul, self.CONV_TF32))   # its matmuls are not
+        self.assertFalse(reference_runs_in_tf32(unnamed, self.CONV_TF32))  # nor is every heavy op
+        both = dict(self.CONV_TF32, tf32_ops=["aten::convolution", "aten::mm"])
+        self.assertTrue(all(reference_runs_in_tf32(f, both) for f in (conv, matmul, unnamed)))
+        for reference in (self.NO_TF32, self.MATMUL_ONLY_FP32, {}):
+            self.assertFalse(any(reference_runs_in_tf32(f, reference) for f in (conv, matmul, unnamed)))
+        fp16 = self.findings("__half h;\n")[0]
+        self.assertFalse(reference_runs_in_tf32(fp16, both))
+
+
+class VerifierExcuseTest(unittest.TestCase):
+    """The verifier adds a static TF32 finding unless the reference runs that kind of op in TF32
+    and the job keeps eager's precision; a job that asks for exact fp32 excuses none."""
+
+    def added(self, precision: str, reference: dict) -> list[str]:
+        from stitchcuda_harness.verdict import Verdict
+        from stitchcuda_harness.verifier import Verification
+        from stitchcuda_harness.verify_config import VerifyConfig
+        v = Verification.__new__(Verification)
+        v.config = VerifyConfig.from_params({"precision": precision})
+        v.verdict = Verdict()
+        v.verdict.reference_precision = reference
+        code = "cudnnSetConvolutionMathType(d, CUDNN_DEFAULT_MATH);\nx = CUBLAS_COMPUTE_32F_FAST_TF32;\n"
+        v._add_static(scan_cxx(code, "c.cu", 1, StaticContext("task"), torch_allowed=False))
+        return [f.data.get("op") for f in v.verdict.findings]
+
+    def test_a_tf32_convolution_passes_where_eager_runs_it_and_a_tf32_matmul_does_not(self) -> None:
+        conv_tf32 = {"conv_ops": ["aten::convolution"], "matmul_ops": ["aten::mm"], "tf32_ops": ["aten::convolution"]}
+        self.assertEqual(self.added("eager", conv_tf32), ["matmul"])
+        self.assertEqual(sorted(self.added("fp32", conv_tf32)), ["conv", "matmul"])
+        self.assertEqual(sorted(self.added("eager", {})), ["conv", "matmul"])
+
+    def test_config_reads_precision(self) -> None:
+        from stitchcuda_harness.verify_config import VerifyConfig
+        self.assertEqual(VerifyConfig.from_params({}).precision, "eager")
+        self.assertEqual(VerifyConfig.from_params({"precision": "fp32"}).precision, "fp32")

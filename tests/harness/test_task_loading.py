@@ -34,6 +34,29 @@ class TaskLoadingTest(unittest.TestCase):
         self.assertEqual(s["outputs"][0]["shape"], [64, 128])
         self.assertEqual(len(s["inputs"]), 2)
 
+    def test_summary_reports_eagers_precision_flags_as_the_task_sets_them(self) -> None:
+        before = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+        self.addCleanup(self._restore_tf32, before)
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = True, False
+        path = self.write("""
+            import torch
+            import torch.nn as nn
+            torch.backends.cudnn.allow_tf32 = False
+            torch.backends.cuda.matmul.allow_tf32 = True
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x + 1
+            def get_inputs():
+                return [torch.ones(4)]
+        """)
+        p = summarize(load_task(path), CPU)["precision"]
+        self.assertIs(p["cudnn.allow_tf32"], False)   # read after the task module ran
+        self.assertIs(p["cuda.matmul.allow_tf32"], True)
+
+    @staticmethod
+    def _restore_tf32(flags: tuple[bool, bool]) -> None:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags
+
     def test_directive_names_model_and_inputs(self) -> None:
         s = summarize(load_task(os.path.join(REPO, "examples/mlp.py")), CPU)
         self.assertEqual((s["format"], s["modelClass"], s["inputsFn"]), ("directive", "MLPBlock", "make_inputs"))

@@ -120,6 +120,37 @@ TEST(BaselineJob, OnAGpuTimesAndStreamsTheReferenceProfile) {
   EXPECT_EQ(profile->lines[1].inlineText, "");
 }
 
+// The precision flags the harness reads after loading the task become a fact for planning, and a
+// log line says them; a harness that reports none leaves them unknown.
+TEST(BaselineJob, EagersPrecisionFlagsComeWithTheTask) {
+  auto replies = cpuReplies();
+  replies["loadTask"] = ok({{"modelClass", "Model"},
+                            {"inputs", json::array()},
+                            {"precision", {{"cudnn.allow_tf32", true}, {"cuda.matmul.allow_tf32", false},
+                                           {"float32_matmul_precision", "highest"}}}});
+  std::vector<std::string> calls;
+  ScriptedWorker worker(replies, calls);
+  RecordingContext context;
+  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}};
+  protocol::JobFinishedParams finished;
+  auto facts = agents::runBaselinePhase(request, context, worker, {}, finished);
+  ASSERT_TRUE(facts);
+  ASSERT_TRUE(facts->precision);
+  EXPECT_TRUE(facts->precision->convTf32);
+  EXPECT_FALSE(facts->precision->matmulTf32);
+  std::string log;
+  for (const auto& e : context.events)
+    if (auto* l = std::get_if<protocol::LogParams>(&e); l && l->message.rfind("precision:", 0) == 0) log = l->message;
+  EXPECT_NE(log.find("convolutions in TF32 (cudnn.allow_tf32) and matmuls in fp32 (cuda.matmul.allow_tf32 off)"),
+            std::string::npos) << log;
+
+  EXPECT_FALSE(agents::parseEagerPrecision(json{{"modelClass", "Model"}}));
+  auto matmul = agents::parseEagerPrecision(json{{"precision", {{"cuda.matmul.allow_tf32", true}}}});
+  ASSERT_TRUE(matmul);
+  EXPECT_FALSE(matmul->convTf32);
+  EXPECT_TRUE(matmul->matmulTf32);
+}
+
 TEST(BaselineJob, CancelledBeforeAStepStopsThere) {
   JobRun r;
   agents::CancelSource source;

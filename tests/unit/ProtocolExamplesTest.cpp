@@ -114,3 +114,14 @@ TEST(ProtocolExamples, OptimizeAllowsOnlyTheNamedPrecisions) {
   params["allowPrecision"] = {"fp8"};
   EXPECT_THROW((void)params.get<protocol::OptimizeParams>(), protocol::ParamsError);
 }
+
+TEST(ProtocolExamples, OptimizePrecisionIsEagerByDefaultOrFp32) {
+  json params = json::parse(R"({"textDocument": {"uri": "file:///m.py"}})");
+  EXPECT_EQ(params.get<protocol::OptimizeParams>().precision, "eager");
+  params["precision"] = "fp32";
+  EXPECT_EQ(params.get<protocol::OptimizeParams>().precision, "fp32");
+  params["precision"] = "eager";
+  EXPECT_EQ(params.get<protocol::OptimizeParams>().precision, "eager");
+  params["precision"] = "tf32";
+  EXPECT_THROW((void)params.get<protocol::OptimizeParams>(), protocol::ParamsError);
+}

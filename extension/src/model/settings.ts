@@ -2,7 +2,7 @@
 // binary is, how it is started, and the stitchcuda/optimize request. Pure: no 'vscode'
 // import; extension.ts reads the configuration and passes it in.
 
-import { OptimizeParams, Precision, PRECISIONS } from './protocol';
+import { OptimizeParams, Precision, PRECISIONS, PrecisionMode } from './protocol';
 
 export type Brain = 'builtin' | 'openai' | 'anthropic';
 
@@ -17,6 +17,7 @@ export interface Settings {
   atol?: number;
   rtol?: number;
   allowPrecision: Precision[];
+  precision: PrecisionMode;
   gpu?: number | null;
 }
 
@@ -44,6 +45,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
     atol: n('tolerance.atol'),
     rtol: n('tolerance.rtol'),
     allowPrecision,
+    precision: s('precision') === 'fp32' ? 'fp32' : 'eager',
     gpu: typeof gpu === 'number' && Number.isInteger(gpu) && gpu >= 0 ? gpu : null,
   };
 }
@@ -116,6 +118,7 @@ export function optimizeParams(uri: string, settings: Settings, workDoneToken?: 
     p.tolerance = { atol: settings.atol ?? 1e-4, rtol: settings.rtol ?? 1e-4 };
   }
   if (settings.allowPrecision.length) p.allowPrecision = [...settings.allowPrecision];
+  if (settings.precision === 'fp32') p.precision = 'fp32';  // "eager" is the host's default
   if (settings.gpu !== undefined && settings.gpu !== null) p.gpu = settings.gpu;
   if (workDoneToken !== undefined) p.workDoneToken = workDoneToken;
   return p;

@@ -47,6 +47,13 @@ test('allowPrecision: only the named precisions, once each, and sent only when s
   assert.deepEqual(defaults({ allowPrecision: 'tf32' }).allowPrecision, []);
 });
 
+test('precision: eager by default and not sent; fp32 is sent; anything else is eager', () => {
+  assert.equal(defaults().precision, 'eager');
+  assert.equal(optimizeParams('file:///m.py', defaults()).precision, undefined);
+  assert.equal(optimizeParams('file:///m.py', defaults({ precision: 'fp32' })).precision, 'fp32');
+  assert.equal(defaults({ precision: 'tf32' }).precision, 'eager');
+});
+
 test('unknown brains and bad numbers fall back to safe values', () => {
   const s = defaults({ brain: 'gpt5', 'budget.iterations': 'many', gpu: -1 });
   assert.equal(s.brain, 'builtin');
