@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from .runtime_guards import ALLOWED_ATEN
 from .verdict import Finding
 
 ALLOWED_TORCH_CALLS = {
@@ -147,6 +148,7 @@ class _PythonScan(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}
         self.findings: list[Finding] = []
         self.layer_attrs: set[str] = set()  # self.<name> bound to an nn layer in __init__
+        self.declared_ops: set[str] = set()  # STITCH_PYTORCH_OPS: the operators left in PyTorch
 
     def add(self, check: str, node: ast.AST, message: str, **data: object) -> None:
         self.findings.append(Finding(check, message, "static", self.file, getattr(node, "lineno", None), dict(data)))
@@ -305,6 +307,12 @@ class _PythonScan(ast.NodeVisitor):
         self.generic_visit(node)
 
     def check_compute_call(self, node: ast.Call, func: ast.AST, name: Optional[str]) -> None:
+        if name and name.startswith("torch.ops.aten."):
+            # A partial candidate issues the operators it leaves in PyTorch through torch.ops, and
+            # declares them; views and allocations move no data. Anything else is compute.
+            schema = "aten::" + name[len("torch.ops.aten."):].split(".")[0]
+            if schema in self.declared_ops or schema in ALLOWED_ATEN:
+                return
         if name and name.startswith("torch."):
             short = name[len("torch."):]
             if short.startswith(("nn.functional.", "special.", "linalg.", "fft.")) or (
@@ -326,6 +334,20 @@ class _PythonScan(ast.NodeVisitor):
                 self.add("reference_access", node, f"names the reference file {node.value!r}")
             if re.search(r"__global__|#include|torch::|at::", node.value):
                 self.findings.extend(scan_cxx(node.value, self.file, node.lineno, self.ctx, torch_allowed=True))
+
+
+def declared_pytorch_ops(tree: ast.Module) -> dict[str, int]:
+    """The module-level STITCH_PYTORCH_OPS literal: the ATen operators (schema name → calls per
+    forward) a partial candidate declares it leaves in PyTorch; {} when absent or not a literal."""
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "STITCH_PYTORCH_OPS" for t in n.targets):
+            try:
+                value = ast.literal_eval(n.value)
+            except ValueError:
+                return {}
+            if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, int) for k, v in value.items()):
+                return value
+    return {}
 
 
 def _hot_path_functions(tree: ast.Module) -> list[ast.FunctionDef]:
@@ -358,6 +380,7 @@ def scan_python(source: str, file: str, ctx: StaticContext) -> list[Finding]:
     except SyntaxError as exc:
         return [Finding("candidate_load_error", f"syntax error: {exc.msg}", "static", file, exc.lineno)]
     scan = _PythonScan(file, ctx)
+    scan.declared_ops = set(declared_pytorch_ops(tree))
     scan.visit(tree)  # whole file: imports, patches, structure
     hot = _hot_path_functions(tree)
     for fn in hot:

@@ -46,6 +46,7 @@ class Verdict:
     memory: dict[str, Any] = field(default_factory=dict)
     peak_memory_bytes: dict[str, int] = field(default_factory=dict)
     kernels: list[dict[str, Any]] = field(default_factory=list)
+    pytorch_ops: dict[str, int] = field(default_factory=dict)  # declared left in PyTorch (a partial candidate)
     build: Optional[dict[str, Any]] = None
     timing: Optional[dict[str, Any]] = None
     durations_s: dict[str, float] = field(default_factory=dict)

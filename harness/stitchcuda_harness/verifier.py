@@ -61,6 +61,7 @@ class Verification:
         self.verdict = Verdict(reference=os.path.abspath(reference), candidate=os.path.abspath(candidate))
         self.task: Task = load_task(reference, config.task_params)  # a broken reference is a request error
         self.files: Optional[CandidateFiles] = None
+        self.declared_ops: dict[str, int] = {}
         self.snapshot: Optional[StateSnapshot] = None
         self.model: Any = None
         self.ref_model: Any = None
@@ -296,6 +297,10 @@ class Verification:
                     raise _CandidateFailed() from err
                 self.verdict.add(Finding("candidate_load_error", err.message, "runtime", err.file, err.line))
                 raise _CandidateFailed() from err
+            # A partial candidate declares the operators it leaves in PyTorch; the compute guard
+            # accepts those (and the verdict reports them), nothing else.
+            self.declared_ops = {str(k): int(v) for k, v in dict(getattr(module, "STITCH_PYTORCH_OPS", None) or {}).items()}
+            self.verdict.pytorch_ops = self.declared_ops
             cls = getattr(module, "ModelNew", None)
             if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
                 self.verdict.add(Finding("candidate_load_error", "the candidate defines no nn.Module named ModelNew", "runtime", self.files.python))
@@ -501,7 +506,7 @@ class Verification:
             except Exception as exc:
                 self._candidate_error("candidate_runtime_error", exc, "ModelNew.forward (compute check)")
             self._guard("in the compute check")
-            self.verdict.extend(recorder.findings(self.files.python))
+            self.verdict.extend(recorder.findings(self.files.python, self.declared_ops))
             if self.device.type == "cuda" and self.config.kernel_trace:
                 def call() -> None:
                     with torch.no_grad():
