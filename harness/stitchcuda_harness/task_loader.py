@@ -3,6 +3,7 @@ nn.Module file whose model class and input factory are named by a directive comm
 (`# stitchcuda: model=MyNet inputs=make_inputs init=make_init`) or by request params."""
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import re
@@ -36,6 +37,7 @@ class Task:
     model_cls: type
     get_inputs: Callable[[], Any]
     get_init_inputs: Callable[[], Any]
+    shrink: Optional[dict[str, Any]] = None  # the reduced sizes, when loaded with the `shrink` param
 
     def instantiate(self, device: torch.device, seed: int) -> torch.nn.Module:
         """Seed, then construct: the candidate is built the same way so equal seeds give equal
@@ -58,9 +60,16 @@ class Task:
             raise from_exception("task_inputs_error", exc, (self.path,), "get_init_inputs()") from exc
 
     def inputs(self, seed: int, device: torch.device) -> list[Any]:
+        """The task's inputs for `seed`, on `device`. On a GPU the factory functions draw them there
+        (torch.device as the default device, PyTorch 2.x): a 6.4 GB input is a few milliseconds of
+        GPU time where the CPU spent seconds, for every trial and input set. The values come from
+        the GPU's generator, seeded the same way; KernelBench's own protocol
+        (kernelbench_protocol.py) still draws on the CPU as it does."""
         torch.manual_seed(seed)
+        on_device = device.type == "cuda" and hasattr(torch.device, "__enter__")
         try:
-            values = self.get_inputs()
+            with (device if on_device else contextlib.nullcontext()):
+                values = self.get_inputs()
         except Exception as exc:
             raise from_exception("task_inputs_error", exc, (self.path,), f"{self.names.inputs_fn}()") from exc
         if not isinstance(values, (list, tuple)):
@@ -142,7 +151,12 @@ def load_task(path: str, params: Optional[dict[str, Any]] = None) -> Task:
     get_init = getattr(module, init_name, None) if init_name else None
     if get_init is None:
         get_init = list  # no init factory: the model takes no constructor arguments
-    return Task(path, file_sha256(path), names, model_cls, get_inputs, get_init)
+    task = Task(path, file_sha256(path), names, model_cls, get_inputs, get_init)
+    shrink = (params or {}).get("shrink")
+    if shrink:  # true, or budgets: the module's sizes halved until the task fits (task_shrink.py)
+        from .task_shrink import shrink_task
+        task.shrink = shrink_task(task, module.__dict__, shrink if isinstance(shrink, dict) else {})
+    return task
 
 
 def summarize(task: Task, device: torch.device, seed: int = 0) -> dict[str, Any]:
@@ -170,4 +184,5 @@ def summarize(task: Task, device: torch.device, seed: int = 0) -> dict[str, Any]
                        "bytes": sum(p.numel() * p.element_size() for p in params)},
         "forwardLine": _line_of(getattr(task.model_cls, "forward", task.model_cls)),
         "precision": precision_state(),
+        **({"shrink": task.shrink} if task.shrink is not None else {}),
     }
