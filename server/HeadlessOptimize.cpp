@@ -7,6 +7,7 @@
 #include "server/Uri.h"
 
 #include <condition_variable>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -24,7 +25,16 @@ struct Args {
   std::optional<std::string> baseUrl;
   std::vector<std::string> allowPrecision;
   std::string precision = "eager";
+  protocol::Budget budget;  // --iterations, --wall-seconds: the loop's budget (then the best verified is kept)
 };
+
+// A positive number from `text`, or nullopt.
+std::optional<double> positiveNumber(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v > 0)) return std::nullopt;
+  return v;
+}
 
 std::optional<Args> parseArgs(const std::vector<std::string>& args) {
   Args a;
@@ -57,6 +67,14 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
         return std::nullopt;
       }
       a.precision = p;
+    } else if (arg == "--iterations" || arg == "--wall-seconds") {
+      const auto v = i + 1 < args.size() ? positiveNumber(args[++i]) : std::nullopt;
+      if (!v) {
+        std::cerr << "stitchcuda optimize: " << arg << " takes a positive number\n";
+        return std::nullopt;
+      }
+      if (arg == "--iterations") a.budget.iterations = static_cast<int>(*v);
+      else a.budget.wallSeconds = *v;
     } else if (!arg.empty() && arg[0] != '-' && a.file.empty()) a.file = arg;
     else {
       std::cerr << "stitchcuda optimize: unexpected argument " << arg << "\n";
@@ -206,6 +224,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.options.baseUrl = args->baseUrl;
   request.options.allowPrecision = args->allowPrecision;
   request.options.precision = args->precision;
+  request.options.budget = args->budget;
   if (tty)
     request.progress = [&](const std::string& message, std::optional<int>) {
       std::lock_guard lock(m);

@@ -34,12 +34,12 @@ const char* kUsage = R"(usage:
                    [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
   stitchcuda optimize FILE [--out DIR] [--json] [--brain builtin|openai|anthropic] [--model NAME]
                     [--base-url URL] [--allow-precision tf32|fp16|bf16] [--precision eager|fp32]
-                    [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
+                    [--iterations N] [--wall-seconds S] [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
   stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
                     [--allow-precision tf32|fp16|bf16] [--precision eager|fp32] [--no-timing] [--python PYTHON]
                     [--kernelbench [--seed S]]   (KernelBench's protocol: seeded construction, 5 trials, 1e-4 and 1e-2)
   stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS] [--deadline SECONDS]
-                    [--python PYTHON] [--ncu-runs N (default 0)] [--jobs-dir DIR] [optimize's --brain/--model/--base-url/--allow-precision/--precision]
+                    [--python PYTHON] [--ncu-runs N (default 0)] [--jobs-dir DIR] [optimize's --brain/--model/--base-url/--allow-precision/--precision/--iterations/--wall-seconds]
   stitchcuda --version
 LLM options (serve and optimize; the key is read from the environment, never from the command line):
   --api-key-env VAR  (default STITCHCUDA_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY)
