@@ -6,7 +6,7 @@
 # given in level and name order, so name one priority group per call. RESUME_FROM seeds a fresh
 # machine's results (a results.json brought along); SAVE receives results.json and results.md
 # after each call (the device tool's $OUT). LIMIT caps the whole call, DEADLINE the bench, TIMEOUT one task
-# (100 s); RESULTS is the results folder (build-gpu/suite).
+# (100 s); RESULTS is the results folder (build-gpu/suite); BENCH_ARGS more options for the bench.
 #   SEL="level2/7*" RESUME_FROM=.carry/suite/results.json SAVE=$OUT bash bench/run_selected.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +28,7 @@ for g in ${SEL:?name the tasks, e.g. SEL=\"level1/0*\"}; do
     fi
   done
 done
-OUT=$out TASKS=$links timeout "${LIMIT:-560}" bash bench/run_bench.sh --resume --deadline "${DEADLINE:-330}" --timeout "${TIMEOUT:-100}" \
+OUT=$out TASKS=$links timeout "${LIMIT:-560}" bash bench/run_bench.sh --resume --deadline "${DEADLINE:-330}" --timeout "${TIMEOUT:-100}" ${BENCH_ARGS:-} \
   > "$out/bench.log" 2>&1
 echo "bench exit status $?"
 if [ -n "${SAVE:-}" ]; then cp "$out/results.json" "$out/results.md" "$SAVE/"; fi
