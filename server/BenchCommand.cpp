@@ -5,6 +5,7 @@
 #include "protocol/NumberText.h"
 #include "server/BenchTable.h"
 #include "server/ChildProcess.h"
+#include "server/CoverageBench.h"
 #include "server/WorkerProcess.h"
 
 #include <algorithm>
@@ -372,6 +373,7 @@ protocol::Result<std::vector<BenchTask>, std::string> findTasks(const fs::path& 
 }  // namespace bench
 
 int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
+  if (isCoverageBench(argv)) return runCoverageBench(config, argv);  // --no-gpu: CoverageBench.h
   auto args = parseArgs(argv);
   if (!args) return 2;
   std::error_code ec;
