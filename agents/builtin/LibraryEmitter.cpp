@@ -16,6 +16,20 @@ constexpr const char* kCommon = R"(
 // while algorithms are chosen (a launcher's first call), never inside a captured or timed call.
 static void* sc_workspace = nullptr;
 static size_t sc_workspace_bytes = 0;
+// The most workspace a cuDNN algorithm may ask for: a quarter of the GPU's free memory, at most
+// 4 GiB. A fixed 256 MiB left out the TF32 tensor-core algorithm of a KernelBench-sized 3x3
+// convolution (1 GiB of workspace: 4.0 ms against 9.4 ms for the fastest that fit, and eager's
+// 5.7 ms; bench/results/conv_tf32_probe_2026-11-25_h100.txt).
+static size_t sc_workspace_limit() {
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return (size_t)256 << 20;
+  }
+  const size_t cap = (size_t)4 << 30;
+  return sc_workspace_bytes + free_bytes / 4 < cap ? sc_workspace_bytes + free_bytes / 4 : cap;
+}
+
 static int sc_reserve_workspace(size_t bytes) {
   if (bytes <= sc_workspace_bytes) return 0;
   if (sc_workspace) cudaFree(sc_workspace);
@@ -589,7 +603,7 @@ static void sc_conv_fused_try(sc_conv* c, const sc_conv_shape* s, const float* x
       cudnnGetConvolutionForwardWorkspaceSize(sc_dnn, c->in, c->w, c->conv, c->out,
                                               CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
                                               &need) == CUDNN_STATUS_SUCCESS &&
-      need <= ((size_t)256 << 20) && sc_reserve_workspace(need) == 0 &&
+      need <= sc_workspace_limit() && sc_reserve_workspace(need) == 0 &&
       cudaMalloc(&c->folded, (sc_elements(s->w, 0, s->nd) + s->out[1]) * sizeof(float)) == cudaSuccess;
   if (ready) {
     c->fused_workspace = need;
@@ -732,7 +746,7 @@ static int sc_conv_desc(cudnnConvolutionDescriptor_t* d, const sc_conv_shape* s,
 // that pick: the faster algorithm was not on the list. The FFT algorithms are left out: they
 // fork onto cuDNN's own streams (a captured graph then runs them as parallel branches), which
 // the verifier cannot tell from side-stream work (seen on an H100: a ResNet block's 3x3
-// convolutions). Workspace up to 256 MiB. False if none ran.
+// convolutions). Workspace up to sc_workspace_limit(). False if none ran.
 static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, const float* x,
                            const float* w, float* y, int* algo, size_t* workspace, float* ms, cudaStream_t stream) {
   static const int forward[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
@@ -746,7 +760,7 @@ static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionD
                                  CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED};
   const int* algos = s->transposed ? backward : forward;
   const int count = s->transposed ? 4 : 6;
-  const size_t limit = (size_t)256 << 20;
+  const size_t limit = sc_workspace_limit();
   float best_ms = -1.0f;
   for (int i = 0; i < count; ++i) {
     size_t need = 0;
