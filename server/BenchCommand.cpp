@@ -29,7 +29,7 @@ namespace {
 const char* kBenchUsage =
     "usage: stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS]\n"
     "                        [--deadline SECONDS] [--python PYTHON] [--ncu-runs N] [--jobs-dir DIR]\n"
-    "                        [--brain NAME --model NAME --base-url URL --allow-precision P --precision M --llm-*/--api-key-env ...]\n";
+    "                        [--iterations N --wall-seconds S --brain NAME --model NAME --base-url URL --allow-precision P --precision M --llm-*/--api-key-env ...]\n";
 
 struct BenchArgs {
   fs::path dir;
@@ -72,7 +72,8 @@ std::optional<BenchArgs> parseArgs(const std::vector<std::string>& argv) {
       else if (name == "--timeout") a.timeoutSeconds = number;
       else a.deadline = number;
     } else if (name == "--brain" || name == "--model" || name == "--base-url" || name == "--api-key-env" ||
-               name == "--allow-precision" || name == "--precision" || name.rfind("--llm-", 0) == 0) {
+               name == "--allow-precision" || name == "--precision" || name == "--iterations" ||
+               name == "--wall-seconds" || name.rfind("--llm-", 0) == 0) {
       auto v = value();
       if (!v) return fail(name + " needs a value");
       a.forward.insert(a.forward.end(), {name, *v});
