@@ -17,9 +17,9 @@ constexpr const char* kCommon = R"(
 static void* sc_workspace = nullptr;
 static size_t sc_workspace_bytes = 0;
 // The most workspace a cuDNN algorithm may ask for: a quarter of the GPU's free memory, at most
-// 4 GiB. A fixed 256 MiB left out the TF32 tensor-core algorithm of a KernelBench-sized 3x3
+// 4 GiB. A fixed 256 MiB left out the tensor-core algorithm of a KernelBench-sized 3x3
 // convolution (1 GiB of workspace: 4.0 ms against 9.4 ms for the fastest that fit, and eager's
-// 5.7 ms; bench/results/conv_tf32_probe_2026-11-25_h100.txt).
+// 5.7 ms on an H100; the cuDNN probe in bench/results, 2026-11-25).
 static size_t sc_workspace_limit() {
   size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
