@@ -4,6 +4,7 @@
 #include "agents/JobLog.h"
 #include "protocol/NumberText.h"
 #include "server/BenchTable.h"
+#include "server/ResultFiles.h"
 #include "server/ChildProcess.h"
 #include "server/CoverageBench.h"
 #include "server/WorkerProcess.h"
@@ -92,22 +93,6 @@ std::optional<BenchArgs> parseArgs(const std::vector<std::string>& argv) {
   return a;
 }
 
-// One word of a command line as a shell would read it back.
-std::string shellWord(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
-                           std::string::npos)
-    return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-std::string commandLineOf(const std::vector<std::string>& argv) {
-  std::string line;
-  for (const auto& a : argv) line += (line.empty() ? "" : " ") + shellWord(a);
-  return line;
-}
-
 int levelOf(const std::string& folder) {
   if (folder.size() <= 5 || folder.rfind("level", 0) != 0) return -1;
   if (folder.find_first_not_of("0123456789", 5) != std::string::npos) return -1;
@@ -153,29 +138,6 @@ protocol::Result<BenchEnvironment, std::string> probeEnvironment(const HostConfi
   auto reply = worker.call("hello", json::object(), std::chrono::seconds(120), never.token());
   if (!reply.ok()) return reply.error->message + " [" + reply.error->code + "]";
   return BenchEnvironment::fromHello(*reply.result);
-}
-
-std::string readText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Writes `text` to `path` through a temporary file and a rename, so that a reader (or a run stopped
-// midway) never sees half a file. The error names the path.
-std::optional<std::string> writeAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return "cannot write " + tmp.string();
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return "cannot replace " + path.string() + ": " + ec.message();
-  return std::nullopt;
 }
 
 struct Plan {

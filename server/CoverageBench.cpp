@@ -8,6 +8,7 @@
 #include "protocol/NumberText.h"
 #include "server/BenchCommand.h"
 #include "server/ChildProcess.h"
+#include "server/ResultFiles.h"
 #include "server/WorkerProcess.h"
 
 #include <algorithm>
@@ -257,42 +258,6 @@ std::optional<Args> parseArgs(const std::vector<std::string>& argv) {
   if (a.dir.empty()) return fail("which suite? name a folder of tasks (or one task file)");
   if (a.every > 1 && a.sliceCount > 1) return fail("--every and --slice pick a subset each: give one of them");
   return a;
-}
-
-std::string shellWord(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") ==
-                           std::string::npos)
-    return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-std::string commandLineOf(const std::vector<std::string>& argv) {
-  std::string line;
-  for (const auto& a : argv) line += (line.empty() ? "" : " ") + shellWord(a);
-  return line;
-}
-
-std::string readText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::optional<std::string> writeAtomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return "cannot write " + tmp.string();
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return "cannot replace " + path.string() + ": " + ec.message();
-  return std::nullopt;
 }
 
 // One line, at most `limit` characters: for table cells.
