@@ -25,6 +25,7 @@ public:
     for (std::size_t i = 0; i < g_["nodes"].size(); ++i) {
       json& n = g_["nodes"][i];
       if (n.value("kind", "") == "inplace") functionalize(n, i);
+      identityReduction(n);
       const std::string base = baseName(n.value("op", ""));
       if (base == "_unsafe_view") markView(n);
       if (base == "slice") wholeSliceAsView(n);
@@ -89,6 +90,49 @@ private:
     for (json& t : g_["tensors"])
       if (t.value("id", "") == out) t["view_of"] = nullptr;
     byId_[out]["view_of"] = nullptr;
+  }
+
+  // A reduction whose dims all have size 1 (a max over a dim a keepdim reduction left, a mean over
+  // a singleton channel) returns its input's values: sum, mean, amax, amin, prod and logsumexp of
+  // one element are that element, exactly. It becomes a view of its input, which the planner fuses
+  // into its neighbours. max.dim / min.dim qualify only when nothing reads their indices.
+  void identityReduction(json& n) {
+    static const std::set<std::string> ops{"sum", "mean", "amax", "amin", "prod", "logsumexp", "max", "min"};
+    const std::string op = n.value("op", "");
+    const std::string base = baseName(op);
+    if (!ops.count(base) || n["outputs"].empty()) return;
+    const bool withIndices = base == "max" || base == "min";
+    if (withIndices && (overload(op) != "dim" || n["outputs"].size() != 2 || lastReader_.count(n["outputs"][1]) ||
+                        returned_.count(n["outputs"][1])))
+      return;
+    if (!withIndices && n["outputs"].size() != 1) return;
+    const json* self = input(n, "self");
+    const json* dim = input(n, "dim");
+    if (!self || !self->contains("tensor") || !dim || !dim->contains("value")) return;
+    const json& in = byId_[(*self)["tensor"]];
+    const std::string out = n["outputs"][0];
+    const std::vector<int64_t> shape = in["shape"];
+    std::vector<int64_t> dims;
+    if ((*dim)["value"].is_number_integer()) dims.push_back((*dim)["value"].get<int64_t>());
+    else if ((*dim)["value"].is_array())
+      for (const json& d : (*dim)["value"])
+        if (d.is_number_integer()) dims.push_back(d.get<int64_t>());
+    if (dims.empty() || in.value("dtype", "") != byId_[out].value("dtype", "")) return;
+    const auto rank = static_cast<int64_t>(shape.size());
+    for (int64_t d : dims) {
+      const int64_t p = d < 0 ? d + rank : d;
+      if (p < 0 || p >= rank || shape[p] != 1) return;
+    }
+    const std::vector<int64_t> outShape = byId_[out]["shape"];
+    const json source = *self;  // `self` points into the inputs replaced below
+    n["op"] = "aten::view";
+    n["kind"] = "view";
+    n["inputs"] = json::array({source, valueArg("size", outShape)});
+    n["outputs"] = json::array({out});
+    n.erase("result_index");
+    for (json& t : g_["tensors"])
+      if (t.value("id", "") == out) t["view_of"] = source["tensor"];
+    byId_[out]["view_of"] = source["tensor"];
   }
 
   // `_unsafe_view` only reshapes (ATen uses it where autograd need not track the alias): the

@@ -206,7 +206,7 @@ private:
     std::vector<std::string> outputs;
     for (int id : ids)
       for (const auto& t : graph_.node(id)->outputs)
-        if (consumedOutside(t, inKernel)) outputs.push_back(t);
+        if (consumedOutside(t, inKernel) && !viewOfOutsideTensor(t)) outputs.push_back(t);
     auto k = open_.finish(outputs);
     open_ = KernelBuilder(graph_);
     bool computes = false;
@@ -217,6 +217,15 @@ private:
       return;
     }
     plan_.kernels.push_back(describe(std::move(k).value()));
+  }
+
+  // A view of a forward input, parameter or buffer: its readers read the tensor itself through
+  // their own strides, so no kernel writes it (a reduction over size-1 dims is such a view).
+  bool viewOfOutsideTensor(const std::string& id) const {
+    const TensorInfo* t = graph_.tensor(id);
+    if (!t || !t->viewOf) return false;
+    while (t->viewOf && graph_.tensor(*t->viewOf)) t = graph_.tensor(*t->viewOf);
+    return t->role != "intermediate";
   }
 
   // `id` is `tensor` or a view of it.

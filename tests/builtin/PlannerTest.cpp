@@ -41,6 +41,21 @@ TEST(Planner, EveryFixtureIsCoveredWhole) {
   }
 }
 
+// max.dim (its indices unread), mean and logsumexp over size-1 dims return their input's values:
+// views, so the forward is the sum's kernel and the add, with nothing left in PyTorch.
+TEST(Planner, ReductionsOverSizeOneDimsAreViews) {
+  const Plan p = planOf("reduce_size1");
+  EXPECT_TRUE(p.wholeForward());
+  int reductions = 0;
+  for (const auto& k : p.kernels) reductions += !k.library && k.kernel.reduces();
+  EXPECT_EQ(reductions, 1);
+  auto g = testing::loadFixture("reduce_size1");
+  ASSERT_TRUE(g.ok());
+  for (const Node& n : g.value().nodes)
+    EXPECT_TRUE(n.kind == "view" || n.op == "aten::sum.dim_IntList" || n.op == "aten::relu" || n.op == "aten::add.Tensor")
+        << n.where();
+}
+
 TEST(Planner, ElementwiseChainIsOneFlatKernelReadingItsInputOnce) {
   const Plan p = planOf("12_elementwise_chain");
   ASSERT_EQ(p.kernels.size(), 1u);
