@@ -9,6 +9,7 @@
 #include "agents/builtin/TorchCall.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -81,6 +82,8 @@ struct Layout {
   std::vector<std::string> stepLines;       // per step: its Python (the call or the PyTorch op)
   std::map<std::string, std::string> names;  // tensor id → Python expression, as the forward binds them
   std::map<std::string, int> pytorchOps;     // schema name → calls left in PyTorch
+  std::string guards;                         // checks of the non-tensor arguments the graph bakes in
+  std::string device;                         // the Python expression of the forward's device
   std::vector<std::string> returned;         // each forward result's Python expression
   std::vector<std::string> buffers;          // tensor ids whose shape and dtype each bufN has
   bool partial() const { return steps.size() != 1 || steps[0].kernels.empty(); }
@@ -197,6 +200,14 @@ public:
     // A view of a buffer a compiled step writes is that buffer's view.
     if (auto v = viewExpr(graph_, l_, id)) return l_.names[id] = *v;
     const TensorInfo* t = graph_.tensor(id);
+    // A small constant the forward makes outside ATen (`torch.tensor(self.c)`) is made again.
+    if (t && t->role == "constant" && t->py) {
+      std::string made = *t->py;
+      for (std::size_t at = made.find("{device}"); at != std::string::npos; at = made.find("{device}", at))
+        made.replace(at, 8, device_);
+      lines += "v_" + id + " = " + made + "\n";
+      return l_.names[id] = "v_" + id;
+    }
     const Node* producer = t && t->producer ? graph_.node(*t->producer) : nullptr;
     // A view or an allocation moves no data: it is issued again where it is needed.
     if (producer && (producer->kind == "view" || classifyOp(producer->op) == OpClass::Allocation)) {
@@ -242,25 +253,38 @@ std::string indented(const std::string& lines, const std::string& indent) {
 
 Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource& forward) {
   if (plan.kernels.empty()) return Failure{"no operator of this forward has a generated kernel"};
-  if (graph.inputs.size() != forward.params.size())
-    return Failure{"forward takes " + std::to_string(forward.params.size()) + " argument(s) but the graph has " +
-                   std::to_string(graph.inputs.size()) + " tensor input(s); non-tensor arguments are not generated"};
   Layout l;
+  // Inputs by position: a tensor input is named "inputs[i]"; a non-tensor one is baked into the
+  // graph, so the forward checks it still has the captured value.
+  for (const std::string& id : graph.inputs) {
+    const TensorInfo* t = graph.tensor(id);
+    const std::size_t i = t->name && t->name->rfind("inputs[", 0) == 0 ? std::strtoul(t->name->c_str() + 7, nullptr, 10)
+                                                                        : forward.params.size();
+    if (i >= forward.params.size())
+      return Failure{"tensor input " + id + " is not one of forward's " + std::to_string(forward.params.size()) + " argument(s)"};
+    l.names[id] = forward.params[i];
+  }
+  for (const auto& [i, value] : graph.inputValues) {
+    if (i < 0 || static_cast<std::size_t>(i) >= forward.params.size()) continue;
+    const std::string& p = forward.params[static_cast<std::size_t>(i)];
+    l.guards += "if " + p + " != " + value + ":\n    raise ValueError(\"this program was generated for " + p + " == \" + repr(" +
+                value + ") + \", got \" + repr(" + p + "))\n";
+  }
   l.steps = orderSteps(plan);
   auto add = [&](const std::string& id, std::string expr, bool allocated) {
     if (l.index.count(id)) return;
     l.index[id] = static_cast<int>(l.slots.size());
     l.slots.push_back({id, std::move(expr), allocated});
   };
-  for (std::size_t i = 0; i < graph.inputs.size(); ++i) l.names[graph.inputs[i]] = forward.params[i];
   for (const TensorInfo& t : graph.tensors)
     if ((t.role == "parameter" || t.role == "buffer") && t.name) l.names[t.id] = attributePath(*t.name);
   for (const auto& k : plan.kernels)
     for (const auto& id : k.writes()) add(id, "", true);
   nameBuffers(graph, plan, l);
 
-  const std::string device = forward.params.empty() ? "None" : forward.params[0] + ".device";
-  PythonNames names(graph, l, device);
+  // The device everything is made on: the first tensor input's.
+  l.device = graph.inputs.empty() ? "None" : l.names.at(graph.inputs.front()) + ".device";
+  PythonNames names(graph, l, l.device);
   for (const Step& step : l.steps) {
     std::string lines;
     if (step.node) {
@@ -311,7 +335,8 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
 std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource& forward, const std::string& lib,
                         const std::string& indent) {
   std::ostringstream py;
-  const std::string device = forward.params.empty() ? "None" : forward.params[0] + ".device";
+  py << indented(l.guards, indent);
+  const std::string device = l.device;
   auto empty = [&](const TensorInfo* t) {
     return "torch.empty(" + tuple(t->shape) + ", dtype=torch." + t->dtype + ", device=" + device + ")";
   };

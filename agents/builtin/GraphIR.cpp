@@ -2,6 +2,8 @@
 // failed ("nodes[3].inputs[1]") so a harness change is found at once.
 #include "agents/builtin/GraphIR.h"
 
+#include <cstdlib>
+
 #include <stdexcept>
 
 namespace stitch::agents::builtin {
@@ -84,6 +86,7 @@ TensorInfo tensorFrom(const json& j, const std::string& path) {
   t.name = optional<std::string>(j, "name", path);
   t.producer = optional<int>(j, "producer", path);
   t.viewOf = optional<std::string>(j, "view_of", path);
+  t.py = optional<std::string>(j, "py", path);
   return t;
 }
 
@@ -219,6 +222,9 @@ Outcome<Graph> parseGraph(const json& j) {
         g.uncovered.push_back({get<std::string>((*it)[i], "op", path), (*it)[i].value("reason", ""),
                                source((*it)[i], path)});
       }
+    if (auto it = j.find("input_values"); it != j.end() && it->is_object())
+      for (const auto& [k, v] : it->items())
+        if (v.is_string()) g.inputValues[std::atoi(k.c_str())] = v.get<std::string>();
     if (auto it = j.find("construction"); it != j.end() && it->is_object())
       g.construction = Construction{it->value("prelude", ""), it->value("body", "")};
     return g;

@@ -32,6 +32,7 @@ struct TensorInfo {
   std::optional<std::string> name;
   std::optional<int> producer;
   std::optional<std::string> viewOf;
+  std::optional<std::string> py;  // a small constant as Python source (role constant), when the harness could write it
 
   int64_t numel() const;
   int64_t elementBytes() const;  // 0 for a dtype the brain does not know
@@ -96,6 +97,7 @@ struct Graph {
   std::vector<std::string> outputs;
   std::vector<UncoveredOp> uncovered;
   std::optional<Construction> construction;
+  std::map<int, std::string> inputValues;  // non-tensor forward inputs by position, as Python source
 
   const TensorInfo* tensor(const std::string& id) const;
   const Node* node(int id) const;

@@ -13,7 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .errors import from_exception
 from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
-from .model_source import construction_source, python_literal
+from .model_source import constant_literal, construction_source, python_literal
 from .task_loader import Task, check_tensor_outputs
 from .tensor_specs import dtype_name
 
@@ -53,6 +53,7 @@ class _Recorder(TorchDispatchMode):
         tid = self.ids.get(id(t))
         if tid is None:
             tid = self.register(t, "constant")
+            self.graph.tensors[-1].py = constant_literal(t)
             self.graph.uncovered.append(Uncovered(op, f"tensor {tid} has no recorded producer (created outside ATen, "
                                                       "e.g. by a C++ extension or a global); captured as a constant",
                                                   self.source()))
@@ -143,6 +144,8 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
     for i, v in enumerate(inputs):
         if isinstance(v, torch.Tensor):
             graph.inputs.append(recorder.register(v, "input", f"inputs[{i}]"))
+        else:
+            graph.input_values[str(i)] = python_literal(v)
     for name, p in model.named_parameters():
         recorder.register(p, "parameter", name)
     for name, b in model.named_buffers():

@@ -28,6 +28,7 @@ class TensorValue:
     name: Optional[str] = None
     producer: Optional[int] = None  # node id; None for graph inputs, parameters, constants
     view_of: Optional[str] = None   # tensor id this one aliases (views and in-place results)
+    py: Optional[str] = None        # a small constant made outside ATen, as Python source (`{device}`: the inputs')
 
 
 @dataclass
@@ -57,7 +58,9 @@ class Graph:
     torch: str
     tensors: list[TensorValue] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)  # the tensor inputs, named "inputs[i]" by position
+    # The non-tensor inputs by position, as Python source: the graph holds for these values only.
+    input_values: dict[str, str] = field(default_factory=dict)
     outputs: list[str] = field(default_factory=list)
     uncovered: list[Uncovered] = field(default_factory=list)
     # model_source.construction_source: how ModelNew builds itself as Model does (None: unknown).
@@ -81,5 +84,5 @@ class Graph:
             nodes=[Node(**{**n, "source": src(n.get("source"))}) for n in data["nodes"]],
             inputs=list(data["inputs"]), outputs=list(data["outputs"]),
             uncovered=[Uncovered(u["op"], u["reason"], src(u.get("source"))) for u in data["uncovered"]],
-            construction=data.get("construction"),
+            construction=data.get("construction"), input_values=dict(data.get("input_values") or {}),
         )

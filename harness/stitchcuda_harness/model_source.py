@@ -81,3 +81,19 @@ def python_literal(value: Any) -> str:
         inner = ", ".join(python_literal(v) for v in value)
         return f"[{inner}]"
     return repr(str(value))
+
+
+# Constants larger than this stay unnamed: a forward that makes them is left without a candidate.
+_CONSTANT_ELEMENTS = 64
+
+
+def constant_literal(t: "torch.Tensor") -> Optional[str]:
+    """A small tensor made outside ATen (`torch.tensor(self.c)` in a forward) as Python source that
+    makes it again, on the CPU as captured or on `{device}`; None when it is too large or not plain."""
+    import torch
+
+    if t.numel() > _CONSTANT_ELEMENTS or t.is_complex() or t.layout != torch.strided:
+        return None
+    values = python_literal(t.detach().cpu().tolist())
+    device = "" if t.device.type == "cpu" else ", device={device}"
+    return f"torch.tensor({values}, dtype={t.dtype}{device})"
