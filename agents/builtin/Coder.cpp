@@ -89,11 +89,10 @@ struct Layout {
   bool partial() const { return steps.size() != 1 || steps[0].kernels.empty(); }
 };
 
-// The tensor's view chain down to its root.
+// The tensor whose storage `id` is (Graph::viewRoot); null for an unknown id.
 const TensorInfo* rootOf(const Graph& graph, const std::string& id) {
   const TensorInfo* t = graph.tensor(id);
-  while (t && t->viewOf && graph.tensor(*t->viewOf)) t = graph.tensor(*t->viewOf);
-  return t;
+  return t ? graph.viewRoot(*t) : nullptr;
 }
 
 // A result that is a view of a buffer a kernel writes (a reshape after the last kernel, as
@@ -202,10 +201,7 @@ public:
     const TensorInfo* t = graph_.tensor(id);
     // A small constant the forward makes outside ATen (`torch.tensor(self.c)`) is made again.
     if (t && t->role == "constant" && t->py) {
-      std::string made = *t->py;
-      for (std::size_t at = made.find("{device}"); at != std::string::npos; at = made.find("{device}", at))
-        made.replace(at, 8, device_);
-      lines += "v_" + id + " = " + made + "\n";
+      lines += "v_" + id + " = " + withDevice(*t->py, device_) + "\n";
       return l_.names[id] = "v_" + id;
     }
     const Node* producer = t && t->producer ? graph_.node(*t->producer) : nullptr;

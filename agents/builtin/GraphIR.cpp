@@ -167,13 +167,18 @@ const Node* Graph::node(int id) const {
   return it == nodeIndex_.end() ? nullptr : &nodes[it->second];
 }
 
-Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {
+const TensorInfo* Graph::viewRoot(const TensorInfo& t) const {
   const TensorInfo* root = &t;
   while (root->viewOf) {
     const TensorInfo* base = tensor(*root->viewOf);
     if (!base) break;
     root = base;
   }
+  return root;
+}
+
+Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {
+  const TensorInfo* root = viewRoot(t);
   if (root->role == "constant")
     return Failure{"tensor " + t.id + " was made outside ATen (role constant); ModelNew cannot pass it"};
   if (root->role == "intermediate" && !root->contiguous())

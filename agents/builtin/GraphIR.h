@@ -105,6 +105,8 @@ struct Graph {
   // (not a constant made outside ATen, and an intermediate only when contiguous, as the
   // generated buffers are); otherwise why not.
   Outcome<const TensorInfo*> abiRoot(const TensorInfo& t) const;
+  // The end of `t`'s view chain (views and in-place results): the tensor whose storage it is.
+  const TensorInfo* viewRoot(const TensorInfo& t) const;
 
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);

@@ -223,9 +223,7 @@ private:
   // their own strides, so no kernel writes it (a reduction over size-1 dims is such a view).
   bool viewOfOutsideTensor(const std::string& id) const {
     const TensorInfo* t = graph_.tensor(id);
-    if (!t || !t->viewOf) return false;
-    while (t->viewOf && graph_.tensor(*t->viewOf)) t = graph_.tensor(*t->viewOf);
-    return t->role != "intermediate";
+    return t && t->viewOf && graph_.viewRoot(*t)->role != "intermediate";
   }
 
   // `id` is `tensor` or a view of it.

@@ -41,6 +41,12 @@ std::string literal(const ScalarValue& v) {
 
 }  // namespace
 
+std::string withDevice(std::string py, const std::string& device) {
+  for (std::size_t at = py.find("{device}"); at != std::string::npos; at = py.find("{device}", at + device.size()))
+    py.replace(at, 8, device);
+  return py;
+}
+
 std::string torchOpExpr(const std::string& op) {
   const std::string qualified = op.find("::") == std::string::npos ? "aten::" + op : op;
   const auto sep = qualified.find("::");
@@ -79,9 +85,7 @@ Outcome<std::string> torchCallArgs(const Node& node, const std::function<Outcome
       }
       value += "]";
     } else {
-      value = a.py.empty() ? literal(a.value) : a.py;
-      for (std::size_t at = value.find("{device}"); at != std::string::npos; at = value.find("{device}", at))
-        value.replace(at, 8, device);
+      value = a.py.empty() ? literal(a.value) : withDevice(a.py, device);
     }
     out += (out.empty() ? "" : ", ") + (a.keyword ? a.name + "=" : std::string()) + value;
   }

@@ -15,6 +15,9 @@ std::string torchOpExpr(const std::string& op);
 // The schema name the dispatcher reports for `op` ("aten::add_.Tensor" → "aten::add_").
 std::string schemaName(const std::string& op);
 
+// Python source from the harness with its `{device}` placeholders replaced by `device`.
+std::string withDevice(std::string py, const std::string& device);
+
 // The call's argument list. `tensorExpr` names a tensor argument in Python (or fails); a device
 // argument becomes `device`.
 Outcome<std::string> torchCallArgs(const Node& node, const std::function<Outcome<std::string>(const std::string&)>& tensorExpr,
