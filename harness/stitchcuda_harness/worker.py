@@ -36,6 +36,7 @@ class Worker:
             "hello": self.hello, "loadTask": self.load_task, "captureGraph": self.capture_graph,
             "baseline": self.baseline, "profileReference": self.profile_reference,
             "buildCandidate": self.build_candidate, "verify": self.verify, "verifyKernelBench": self.verify_kernelbench,
+            "score": self.score,
             "exportKernelBench": self.export_kernelbench, "shutdown": lambda _p: {},
             **profile_methods(self),
         }
@@ -124,6 +125,11 @@ class Worker:
     def verify_kernelbench(self, params: dict[str, Any]) -> Any:
         from .kernelbench_protocol import kernelbench_check
         return kernelbench_check(_param(params, "reference", str), _param(params, "candidate", str), params)
+
+    def score(self, params: dict[str, Any]) -> Any:
+        from .rubric import score
+        _param(params, "verdict", dict)
+        return score(_param(params, "reference", str), _param(params, "candidate", str), params)
 
     def export_kernelbench(self, params: dict[str, Any]) -> Any:
         from .kernelbench_export import check_export, write_export
