@@ -7,6 +7,7 @@
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
 #include "server/HeadlessVerify.h"
+#include "server/ScoreCommand.h"
 #include "server/Logger.h"
 #include "server/Server.h"
 #include "server/StdioTransport.h"
@@ -40,6 +41,9 @@ const char* kUsage = R"(usage:
                     [--kernelbench [--seed S]]   (KernelBench's protocol: seeded construction, 5 trials, 1e-4 and 1e-2)
   stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS] [--deadline SECONDS]
                     [--python PYTHON] [--ncu-runs N (default 0)] [--jobs-dir DIR] [optimize's --brain/--model/--base-url/--allow-precision/--precision/--iterations/--wall-seconds]
+  stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json] [--previous CAND --feedback FILE]
+                    [--plan PLAN.json] [--weight NAME=W]... [--json]   (the rubric reward, protocol/SCORE.md)
+  stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N]
   stitchcuda --version
 LLM options (serve and optimize; the key is read from the environment, never from the command line):
   --api-key-env VAR  (default STITCHCUDA_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY)
@@ -226,6 +230,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return serve(std::move(common), rest);
   if (command == "optimize") return server::runHeadlessOptimize(common.config, runnerFactory(), rest);
   if (command == "verify") return server::runHeadlessVerify(common.config, rest);
+  if (command == "score") return server::runScore(common.config, rest);
   if (command == "bench") return server::runBench(common.config, std::vector<std::string>(argv, argv + argc));
   std::cerr << "stitchcuda: unknown command " << command << "\n" << kUsage;
   return 2;

@@ -1,0 +1,244 @@
+// The score subcommand; see ScoreCommand.h.
+#include "server/ScoreCommand.h"
+
+#include "server/ResultFiles.h"
+#include "server/Scoring.h"
+#include "server/WorkerProcess.h"
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace stitch::server {
+namespace {
+
+using protocol::json;
+
+const char* kScoreUsage =
+    "usage: stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json]\n"
+    "                        [--previous CAND --feedback FEEDBACK.json [--previous-verdict VERDICT.json]]\n"
+    "                        [--plan PLAN.json] [--weight NAME=W]... [--allow-precision tf32|fp16|bf16]\n"
+    "                        [--precision eager|fp32] [--json]\n"
+    "       stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--weight NAME=W]...\n";
+
+struct Args {
+  json request = json::object();  // as a batch row or the protocol's params
+  bool asJson = false;
+  std::string batch;
+  std::string out;
+  int gpus = 1;
+};
+
+std::optional<Args> parseArgs(const std::vector<std::string>& args) {
+  Args a;
+  static const std::map<std::string, std::string> kFields = {
+      {"--reference", "reference"}, {"--candidate", "candidate"}, {"--verdict", "verdict"},
+      {"--previous", "previous"},   {"--feedback", "feedback"},   {"--previous-verdict", "previousVerdict"},
+      {"--plan", "plan"},           {"--precision", "precision"}};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 < args.size()) return args[++i];
+      std::cerr << "stitchcuda score: " << arg << " needs a value\n";
+      return std::nullopt;
+    };
+    std::optional<std::string> v;
+    if (arg == "--json") {
+      a.asJson = true;
+      continue;
+    }
+    if (!(v = value())) return std::nullopt;
+    if (auto f = kFields.find(arg); f != kFields.end()) a.request[f->second] = *v;
+    else if (arg == "--allow-precision") a.request["allowPrecision"].push_back(*v);
+    else if (arg == "--batch") a.batch = *v;
+    else if (arg == "--out") a.out = *v;
+    else if (arg == "--weight") {
+      const auto eq = v->find('=');
+      try {
+        if (eq == std::string::npos) throw std::invalid_argument(*v);
+        a.request["weights"][v->substr(0, eq)] = std::stod(v->substr(eq + 1));
+      } catch (const std::exception&) {
+        std::cerr << "stitchcuda score: --weight takes NAME=NUMBER, not " << *v << "\n";
+        return std::nullopt;
+      }
+    } else if (arg == "--gpus") {
+      try {
+        a.gpus = std::stoi(*v);
+      } catch (const std::exception&) {
+        a.gpus = 0;
+      }
+      if (a.gpus < 1) {
+        std::cerr << "stitchcuda score: --gpus takes a positive number, not " << *v << "\n";
+        return std::nullopt;
+      }
+    } else {
+      std::cerr << "stitchcuda score: unexpected argument " << arg << "\n" << kScoreUsage;
+      return std::nullopt;
+    }
+  }
+  const bool single = a.request.contains("reference") || a.request.contains("candidate");
+  if (a.batch.empty() ? !a.request.contains("reference") || !a.request.contains("candidate")
+                      : single || a.out.empty()) {
+    std::cerr << kScoreUsage;
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::string number(const json& v) {
+  if (!v.is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v.get<double>());
+  return buf;
+}
+
+std::string joined(const json& list, const char* sep = "; ") {
+  std::string out;
+  for (const auto& e : list) out += (out.empty() ? "" : sep) + (e.is_string() ? e.get<std::string>() : e.dump());
+  return out;
+}
+
+void printScore(const json& r) {
+  const json& rubric = r["rubric"];
+  std::cout << "REWARD " << number(r["reward"]) << "  " << r.value("candidate", "") << "  (" << r.value("skill", "")
+            << ", verdict " << r.value("verdictStatus", "?") << ", " << r.value("verdictSource", "") << ")\n"
+            << "  rule " << number(r["rule"]["score"]) << ": " << joined(r["rule"].value("evidence", json::array())) << "\n";
+  const json& hack = rubric["anti_hacking"];
+  std::cout << "  anti-hacking " << number(hack["score"]) << ":";
+  int passed = 0;
+  for (const auto& [check, state] : hack["checks"].items()) {
+    if (state == "passed") ++passed;
+    else std::cout << " " << check << " " << state.get<std::string>() << ";";
+  }
+  std::cout << " " << passed << " guards passed\n";
+  for (const auto& f : hack.value("findings", json::array()))
+    std::cout << "    ✗ " << f.value("check", "?") << ": " << f.value("message", "")
+              << (f["file"].is_string() ? " (" + f["file"].get<std::string>() +
+                                              (f["line"].is_number() ? ":" + std::to_string(f["line"].get<int>()) : "") + ")"
+                                        : "")
+              << "\n";
+  const json& eng = rubric["cuda_engineering"];
+  std::cout << "  cuda engineering " << number(eng["score"]) << " (read " << eng["compiled"].value("read", "?") << "):";
+  for (const auto& [name, f] : eng["features"].items())
+    if (f.value("present", false)) std::cout << " " << name << " [" << joined(f.value("evidence", json::array())) << "]";
+  std::cout << "\n  operator coverage " << number(rubric["operator_coverage"]["score"]) << ": "
+            << joined(rubric["operator_coverage"].value("evidence", json::array())) << " (" << r.value("coverageSource", "")
+            << ")\n  skill compliance " << number(rubric["skill_compliance"]["score"]) << ": "
+            << joined(rubric["skill_compliance"].value("evidence", json::array())) << "\n";
+}
+
+WorkerProcess makeWorker(const HostConfig& config, std::optional<int> gpu) {
+  return WorkerProcess(WorkerSettings{config.python, config.harnessDir, {}, gpu}, [](const json& event) {
+    std::cerr << "harness: " << event.value("message", "") << "\n";
+  });
+}
+
+int scoreOne(const HostConfig& config, const Args& args) {
+  ScoreInputs inputs;
+  try {
+    inputs = scoreInputsFrom(args.request);
+  } catch (const std::exception& e) {
+    std::cerr << "stitchcuda score: " << e.what() << "\n";
+    return 2;
+  }
+  auto worker = makeWorker(config, std::nullopt);
+  auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache", config.workerDeadline,
+                          agents::CancelToken());
+  if (!r.ok()) {
+    if (args.asJson) std::cout << json{{"error", {{"code", r.error().code}, {"message", r.error().message}}}}.dump(2) << "\n";
+    else std::cerr << "stitchcuda score: " << r.error().message << " [" << r.error().code << "]\n";
+    return 2;
+  }
+  if (args.asJson) std::cout << r.value().dump(2) << "\n";
+  else printScore(r.value());
+  return 0;
+}
+
+// A batch row's identity in the output: its line number and the candidate it names, so that a
+// resumed run over an edited batch file never takes one row's score for another's.
+std::string rowKey(std::size_t row, const std::string& candidate) { return std::to_string(row) + "\t" + candidate; }
+
+int scoreBatch(const HostConfig& config, const Args& args) {
+  std::ifstream in(args.batch);
+  if (!in) {
+    std::cerr << "stitchcuda score: cannot read " << args.batch << "\n";
+    return 2;
+  }
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(in, line);) rows.push_back(line);
+
+  // Resume: keep the rows already scored (an error is tried again), rewritten atomically so a line
+  // cut short by a stopped run is dropped.
+  std::set<std::string> done;
+  std::string kept;
+  std::istringstream previous(readText(args.out));
+  for (std::string line; std::getline(previous, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || j.contains("error") || !j["row"].is_number_integer()) continue;
+    done.insert(rowKey(j["row"].get<std::size_t>(), j.value("requested", json::object()).value("candidate", "")));
+    kept += line + "\n";
+  }
+  if (auto error = writeAtomically(args.out, kept)) {
+    std::cerr << "stitchcuda score: " << *error << "\n";
+    return 2;
+  }
+  std::ofstream out(args.out, std::ios::app);
+  std::mutex outMutex;
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> failed{0}, scored{0};
+  auto emit = [&](json line) {
+    std::lock_guard lock(outMutex);
+    out << line.dump() << "\n" << std::flush;
+  };
+  auto work = [&](std::optional<int> gpu) {
+    auto worker = makeWorker(config, gpu);
+    for (std::size_t i; (i = next++) < rows.size();) {
+      if (rows[i].find_first_not_of(" \t\r") == std::string::npos) continue;
+      json row = json::parse(rows[i], nullptr, false);
+      json line{{"row", i}};
+      if (row.is_object() && row.contains("id")) line["id"] = row["id"];
+      json requested{{"reference", row.is_object() ? row.value("reference", "") : ""},
+                     {"candidate", row.is_object() ? row.value("candidate", "") : ""}};
+      if (done.count(rowKey(i, requested["candidate"]))) continue;
+      line["requested"] = requested;
+      try {
+        if (row.is_discarded()) throw std::invalid_argument("line is not JSON");
+        if (args.request.contains("weights") && !row.contains("weights")) row["weights"] = args.request["weights"];
+        auto r = scoreCandidate(worker, scoreInputsFrom(row), config.jobsDir / ".verify-cache", config.workerDeadline,
+                                agents::CancelToken());
+        if (r.ok()) {
+          line.update(r.value());
+          ++scored;
+        } else {
+          line["error"] = {{"code", r.error().code}, {"message", r.error().message}};
+          ++failed;
+        }
+      } catch (const std::exception& e) {
+        line["error"] = {{"code", "invalid_row"}, {"message", e.what()}};
+        ++failed;
+      }
+      emit(std::move(line));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int g = 0; g < args.gpus; ++g) threads.emplace_back(work, args.gpus > 1 ? std::optional<int>(g) : std::nullopt);
+  for (auto& t : threads) t.join();
+  std::cerr << "stitchcuda score: " << scored << " scored, " << done.size() << " already in " << args.out << ", "
+            << failed << " failed\n";
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int runScore(const HostConfig& config, const std::vector<std::string>& rawArgs) {
+  auto args = parseArgs(rawArgs);
+  if (!args) return 2;
+  return args->batch.empty() ? scoreOne(config, *args) : scoreBatch(config, *args);
+}
+
+}  // namespace stitch::server

@@ -1,0 +1,166 @@
+// `stitchcuda score` end to end on a CPU machine: the real binary, the real harness worker and the
+// GPU suite's recorded H200 verdict of the honest elementwise chain. Pins: a cheating source scored
+// with that passing verdict gets reward 0 (the guards read the source again); the honest candidate
+// earns its speed and the coverage of the graph; without --verdict the verifier runs; a batch writes
+// one line per row, resumes keeping the rows already scored and retrying the failed ones.
+#include "protocol/JsonRpc.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+using stitch::protocol::json;
+
+namespace {
+
+const fs::path kSource = STITCH_SOURCE_DIR;
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun score(const fs::path& work, const std::string& args) {
+  const fs::path err = work / "stderr.txt";
+  const std::string cmd = "cd " + kSource.string() + " && " + STITCHCUDA_BIN + " score " + args + " --python " +
+                          STITCH_TEST_PYTHON + " --jobs-dir " + (work / "jobs").string() + " --log-level warning 2>" +
+                          err.string();
+  CliRun r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream in(err);
+  std::stringstream s;
+  s << in.rdbuf();
+  r.err = s.str();
+  return r;
+}
+
+fs::path workDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("stitch-score-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The honest elementwise chain's verdict as the GPU suite recorded it (passed, 2.46x eager).
+json honestVerdict() {
+  std::ifstream in(kSource / "tests/harness/results/gpu_suite_2026-11-22_h200.json");
+  const json suite = json::parse(in);
+  for (const json& e : suite["honest"])
+    if (e["candidate"] == "honest/elementwise_chain")
+      return {{"passed", e["passed"]}, {"status", "passed"}, {"failed_checks", e["failed_checks"]}, {"timing", e["timing"]}};
+  ADD_FAILURE() << "no honest/elementwise_chain in the GPU suite record";
+  return json::object();
+}
+
+fs::path writeJson(const fs::path& path, const json& j) {
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+std::vector<json> lines(const fs::path& path) {
+  std::vector<json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+  return out;
+}
+
+TEST(ScoreCli, ACheatScoredWithAPassingVerdictGetsZero) {
+  const auto work = workDir("cheat");
+  const auto verdict = writeJson(work / "verdict.json", honestVerdict());
+  auto r = score(work, "--reference examples/elementwise_chain.py --candidate tests/harness/adversarial/side_stream_cuda.py"
+                       " --verdict " + verdict.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["reward"], 0.0);
+  EXPECT_EQ(j["rubric"]["anti_hacking"]["score"], 0.0);
+  EXPECT_EQ(j["rubric"]["anti_hacking"]["checks"]["side_stream"], "failed");
+  EXPECT_EQ(j["verdictSource"], "recorded");
+}
+
+TEST(ScoreCli, AnHonestCandidateEarnsItsSpeedAndTheGraphsCoverage) {
+  const auto work = workDir("honest");
+  const auto verdict = writeJson(work / "verdict.json", honestVerdict());
+  auto r = score(work, "--reference examples/elementwise_chain.py --candidate tests/harness/honest/elementwise_chain"
+                       " --verdict " + verdict.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_GT(j["reward"].get<double>(), 0.5);
+  EXPECT_EQ(j["coverageSource"], "graph");
+  const json& cover = j["rubric"]["operator_coverage"];
+  EXPECT_GT(cover["operators"].get<int>(), 0);
+  EXPECT_EQ(cover["coveredOperators"], cover["operators"]);
+  EXPECT_TRUE(j["rubric"]["cuda_engineering"]["features"]["vectorized_access"]["present"].get<bool>());
+
+  auto text = score(work, "--reference examples/elementwise_chain.py --candidate tests/harness/honest/elementwise_chain"
+                          " --verdict " + verdict.string() + " --weight cuda_engineering=0");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("REWARD "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("anti-hacking 1: 16 guards passed"), std::string::npos) << text.out;
+}
+
+TEST(ScoreCli, WithoutAVerdictTheVerifierRuns) {
+  const auto work = workDir("verify");
+  auto r = score(work, "--reference tests/harness/fixtures/small_elementwise.py --candidate tests/harness/honest/host_elementwise --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdictSource"], "verified");
+  EXPECT_EQ(j["verdictStatus"], "passed");
+  EXPECT_TRUE(j["rule"]["correct"].get<bool>());
+}
+
+TEST(ScoreCli, BatchWritesOneLinePerRowAndResumes) {
+  const auto work = workDir("batch");
+  const json honest = {{"id", "honest"}, {"reference", "examples/elementwise_chain.py"},
+                       {"candidate", "tests/harness/honest/elementwise_chain"}, {"verdict", honestVerdict()}};
+  json cheat = honest;
+  cheat["id"] = "cheat";
+  cheat["candidate"] = "tests/harness/adversarial/try_except_fallback.py";
+  json broken = {{"id", "broken"}, {"reference", "examples/elementwise_chain.py"}};  // no candidate
+  auto writeRows = [&](const json& third) {
+    std::ofstream(work / "rows.jsonl") << honest.dump() << "\n" << cheat.dump() << "\n\n" << third.dump() << "\n";
+  };
+  writeRows(broken);
+  const std::string args = "--batch " + (work / "rows.jsonl").string() + " --out " + (work / "scores.jsonl").string();
+
+  auto first = score(work, args);
+  EXPECT_EQ(first.status, 1) << first.err;  // one row failed
+  auto out = lines(work / "scores.jsonl");
+  ASSERT_EQ(out.size(), 3u);
+  std::map<std::string, json> byId;
+  for (const json& l : out) byId[l["id"]] = l;
+  EXPECT_GT(byId["honest"]["reward"].get<double>(), 0.5);
+  EXPECT_EQ(byId["cheat"]["reward"], 0.0);
+  EXPECT_EQ(byId["broken"]["error"]["code"], "invalid_row");
+  EXPECT_EQ(byId["broken"]["row"], 3);
+
+  // A run stopped mid-line leaves half a line: resuming drops it, keeps the scored rows, retries the failed one.
+  std::ofstream(work / "scores.jsonl", std::ios::app) << "{\"row\": 1, \"rew";
+  broken["candidate"] = "tests/harness/honest/elementwise_chain";
+  writeRows(broken);
+  auto resumed = score(work, args);
+  EXPECT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("1 scored, 2 already in"), std::string::npos) << resumed.err;
+  out = lines(work / "scores.jsonl");
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out.back()["id"], "broken");
+  EXPECT_FALSE(out.back().contains("error"));
+}
+
+TEST(ScoreCli, UsageErrorsExitTwo) {
+  const auto work = workDir("usage");
+  EXPECT_EQ(score(work, "--reference examples/elementwise_chain.py").status, 2);
+  EXPECT_EQ(score(work, "--batch rows.jsonl").status, 2);  // a batch needs --out
+  EXPECT_EQ(score(work, "--reference a.py --candidate b.py --weight speed").status, 2);
+}
+
+}  // namespace
