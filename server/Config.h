@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace stitch::server {
@@ -20,6 +21,7 @@ struct HostConfig {
   unsigned poolThreads = 4;
   int ncuRuns = 3;  // Nsight Compute runs per job (each 7–10 s); 0: kernel metrics from the trace only
   agents::llm::LlmHostOptions llm;  // for jobs whose brain is openai or anthropic
+  std::optional<std::filesystem::path> recordTransitions;  // --record-transitions DIR (protocol/TRANSITIONS.md)
 
   // Defaults that depend on the environment: jobs under $XDG_STATE_HOME (or ~/.local/state),
   // the harness next to the binary's source tree or install.

@@ -45,6 +45,8 @@ const char* kUsage = R"(usage:
                     [--plan PLAN.json] [--weight NAME=W]... [--json]   (the rubric reward, protocol/SCORE.md)
   stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N]
   stitchcuda --version
+Training records (serve and optimize): --record-transitions DIR writes each CODE/REFINE step with its
+  rubric reward to DIR/JOB.transitions.jsonl (protocol/TRANSITIONS.md)
 LLM options (serve and optimize; the key is read from the environment, never from the command line):
   --api-key-env VAR  (default STITCHCUDA_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY)
   --llm-token-budget N  --llm-usd-budget USD  --llm-price IN,OUT (USD per million tokens)
@@ -83,6 +85,7 @@ bool parseCommon(int argc, char** argv, int start, CommonOptions& common, std::v
       }
     } else if (auto v = value("--jobs-dir")) common.config.jobsDir = *v;
     else if (auto v = value("--python")) common.config.python = *v;
+    else if (auto v = value("--record-transitions")) common.config.recordTransitions = *v;
     else if (auto v = value("--ncu-runs")) {
       try {
         common.config.ncuRuns = std::stoi(*v);
@@ -123,6 +126,7 @@ server::Server::RunnerFactory runnerFactory() {
     agents::loop::LoopLimits limits;
     limits.baseline.stepDeadline = config.workerDeadline;
     limits.profile.ncuRuns = config.ncuRuns;
+    limits.recordTransitions = config.recordTransitions;
     if (options.brain != "builtin") return llmRunner(options, config, std::move(workers), limits);
     return std::make_unique<agents::loop::OptimizeLoop>(
         std::move(workers), [] { return std::make_unique<agents::builtin::BuiltinBrain>(); }, limits);

@@ -2,6 +2,7 @@
 // `verify` (build, correctness, guards, timing in one call) and, when verified, through PROFILE
 // (ProfilePhase); without one it is only built, and the job says plainly that verification needs a GPU.
 #include "agents/loop/OptimizeLoop.h"
+#include "agents/loop/TransitionLog.h"
 
 #include "protocol/NumberText.h"
 
@@ -27,7 +28,9 @@ public:
   Run(const JobRequest& request, JobContext& context, Worker& worker, Brain& brain, const LoopLimits& limits)
       : request_(request), context_(context), worker_(worker), brain_(brain), limits_(limits), start_(Clock::now()),
         profiler_(request, worker, limits.profile, cacheDir(),
-                  [this](const std::string& level, const std::string& message) { log("PROFILE", message, level); }) {}
+                  [this](const std::string& level, const std::string& message) { log("PROFILE", message, level); }) {
+    if (limits.recordTransitions) transitions_ = std::make_unique<TransitionLog>(*limits.recordTransitions, request.jobId);
+  }
 
   protocol::JobFinishedParams go(const BaselineFacts& facts) {
     cuda_ = facts.cuda;
@@ -67,7 +70,9 @@ public:
         break;
       }
       log(phase, "candidate " + id + ": " + draft->title + " in " + draft->dir.string());
+      given_ = last;
       Feedback fb = cuda_ ? verify(id, *draft) : build(id, *draft);
+      record(id, *draft, fb);
       if (!cuda_) break;  // without measurements there is nothing to choose between variants
       if (!verifierFailure_.empty()) break;  // the next candidate would meet the same verifier
       if (context_.cancelToken().cancelled()) return cancelled();
@@ -141,6 +146,7 @@ private:
         log("VERIFY", id + " failed to compile: " + first, "error");
       }
     }
+    lastVerdict_ = buildVerdict(reply, fb.built);
     context_.emit(event);
     builtAny_ = builtAny_ || fb.built;
     return fb;
@@ -158,6 +164,7 @@ private:
                 {"precision", request_.options.precision},
                 {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
     WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
+    lastVerdict_ = verdictOf(reply);
     auto event = candidateEvent(id, d, "");
     if (!reply.ok() && reply.error->code == "cancelled") {
       log("VERIFY", "verification of " + id + " was cancelled; it stays unjudged");
@@ -331,6 +338,65 @@ private:
 
   std::string cacheDir() const { return (request_.jobDir.parent_path() / ".baseline-cache").string(); }
 
+  // The verdict a transition records: the harness's, or, for a reply that is an error, the failed
+  // check it stands for; null when the step was cancelled (nothing was judged).
+  static json verdictOf(const WorkerReply& reply) {
+    if (reply.ok()) return *reply.result;
+    if (reply.error->code == "cancelled") return json();
+    return {{"passed", false}, {"status", "failed"}, {"failed_checks", {reply.error->code}},
+            {"findings", {{{"check", reply.error->code}, {"message", reply.error->message}, {"evidence", "runtime"}}}}};
+  }
+
+  // Without a GPU only the build judges the candidate: needs_gpu when it compiled.
+  static json buildVerdict(const WorkerReply& reply, bool built) {
+    const std::string check = built ? "needs_gpu" : "build_error";
+    json v{{"passed", false}, {"status", built ? "needs_gpu" : "failed"}, {"failed_checks", {check}}};
+    if (reply.ok() && !reply.result->value("builds", json::array()).empty()) v["build"] = (*reply.result)["builds"][0];
+    return v;
+  }
+
+  // One CODE/REFINE step as a training transition, with its rubric reward (the harness's `score`).
+  void record(const std::string& id, const Draft& d, const Feedback& fb) {
+    if (!transitions_ || lastVerdict_.is_null()) return;
+    Transition t;
+    t.jobId = request_.jobId;
+    t.step = ++steps_;
+    t.candidateId = id;
+    const bool refine = given_ && given_->verifier;  // feedback-driven; a variant tried blind is generation
+    t.skill = refine ? "refine" : "generate";
+    t.taskFile = request_.taskFile.string();
+    std::ifstream task(request_.taskFile);
+    t.taskSource.assign(std::istreambuf_iterator<char>(task), std::istreambuf_iterator<char>());
+    t.plan = plan_;
+    if (refine) t.feedback = profiling::feedbackToJson(*given_->verifier);
+    if (refine && previous_) t.previousCandidateId = previous_->first;
+    t.candidateDir = d.dir.string();
+    t.title = d.title;
+    t.variant = d.variant;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(d.dir, ec))
+      if (e.is_regular_file() && (e.path().extension() == ".cu" || e.path().extension() == ".py")) {
+        std::ifstream in(e.path());
+        t.files[e.path().filename().string()].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      }
+    t.verdict = lastVerdict_;
+    if (fb.verifier) t.profile = profiling::feedbackToJson(*fb.verifier);
+    json params{{"reference", t.taskFile}, {"candidate", t.candidateDir}, {"verdict", t.verdict},
+                {"verdictSource", "verified"}, {"cacheDir", cacheDir()},
+                {"allowPrecision", request_.options.allowPrecision}, {"precision", request_.options.precision}};
+    if (plan_.coverage) params["coverage"] = *plan_.coverage;
+    if (refine && previous_) {
+      params["previous"] = previous_->second.string();
+      params["previousVerdict"] = previousVerdict_;
+      params["feedback"] = *t.feedback;
+    }
+    auto scored = worker_.call("score", params, limits_.buildDeadline, context_.cancelToken());
+    t.reward = scored.ok() ? *scored.result : json{{"error", {{"code", scored.error->code}, {"message", scored.error->message}}}};
+    transitions_->append(t);
+    previous_ = {id, d.dir};
+    previousVerdict_ = lastVerdict_;
+  }
+
   struct Best {
     std::string id;
     std::optional<double> medianMs;
@@ -353,6 +419,13 @@ private:
   std::optional<Best> best_;
   ProfilePhase profiler_;
   double planFlops_ = 0;  // the plan's library math, for the compute floor
+  // --record-transitions: the training record of each CODE/REFINE step (TransitionLog.h).
+  std::unique_ptr<TransitionLog> transitions_;
+  std::optional<Feedback> given_;  // what the step being judged was given
+  json lastVerdict_;               // its verdict (null: unjudged, not recorded)
+  std::optional<std::pair<std::string, std::filesystem::path>> previous_;  // the last recorded candidate
+  json previousVerdict_;
+  int steps_ = 0;
 };
 
 }  // namespace

@@ -22,6 +22,9 @@ struct LoopLimits {
   int replanAfterStagnant = 2;       // verified candidates in a row that did not beat the best...
   double stagnantBelowGain = 0.02;   // ...by more than this fraction of its median
   ProfileLimits profile;     // PROFILE: trace, ncu runs per job, ceilings
+  // Where each CODE/REFINE step is written as a training transition (protocol/TRANSITIONS.md),
+  // scored by the rubric; none: not recorded (scoring costs a PTX compile per candidate).
+  std::optional<std::filesystem::path> recordTransitions;
 };
 
 using BrainFactory = std::function<std::unique_ptr<Brain>()>;
