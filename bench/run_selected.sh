@@ -7,6 +7,10 @@
 # machine's results (a results.json brought along); SAVE receives results.json and results.md
 # after each call (the device tool's $OUT). LIMIT caps the whole call, DEADLINE the bench, TIMEOUT one task
 # (100 s); RESULTS is the results folder (build-gpu/suite); BENCH_ARGS more options for the bench.
+# KB_EXPORTS=1 then judges the verified candidates' KernelBench exports by KernelBench's protocol
+# (bench/kernelbench_exports.py) in the same call, since the job folders exist only on this machine;
+# it gets KB_BUDGET seconds (default: what is left of 580 s since this script started), so lower LIMIT
+# to leave it time. Its results.json / results.md go to SAVE as kb_exports_results.*.
 #   SEL="level2/7*" RESUME_FROM=.carry/suite/results.json SAVE=$OUT bash bench/run_selected.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,3 +37,15 @@ OUT=$out TASKS=$links timeout "${LIMIT:-560}" bash bench/run_bench.sh --resume -
 echo "bench exit status $?"
 if [ -n "${SAVE:-}" ]; then cp "$out/results.json" "$out/results.md" "$SAVE/"; fi
 grep -E "^\| level|^not run|^bench:|^resuming" "$out/bench.log" | tail -80
+if [ "${KB_EXPORTS:-0}" = 1 ]; then
+  budget=${KB_BUDGET:-$((580 - SECONDS))}
+  if [ "$budget" -lt 60 ]; then budget=60; fi
+  python3 bench/kernelbench_exports.py --results "$out" --tasks "$root" --out "$out/kb_exports" --budget "$budget" \
+    > "$out/kb_exports.log" 2>&1
+  echo "kernelbench exports exit status $?"
+  if [ -n "${SAVE:-}" ] && [ -f "$out/kb_exports/results.json" ]; then
+    cp "$out/kb_exports/results.json" "$SAVE/kb_exports_results.json"
+    cp "$out/kb_exports/results.md" "$SAVE/kb_exports_results.md"
+  fi
+  tail -3 "$out/kb_exports.log"
+fi
