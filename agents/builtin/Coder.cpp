@@ -275,7 +275,12 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
   for (const TensorInfo& t : graph.tensors)
     if ((t.role == "parameter" || t.role == "buffer") && t.name) l.names[t.id] = attributePath(*t.name);
   for (const auto& k : plan.kernels)
-    for (const auto& id : k.writes()) add(id, "", true);
+    for (const auto& id : k.writes()) {
+      // A write-back (running statistics, a counter) goes into the module's own buffer.
+      if (graph.tensor(id)->role != "buffer") add(id, "", true);
+      else if (auto name = l.names.find(id); name != l.names.end()) add(id, name->second, false);
+      else return Failure{"buffer " + id + " has no name; the forward cannot write it back"};
+    }
   nameBuffers(graph, plan, l);
 
   // The device everything is made on: the first tensor input's.

@@ -33,6 +33,7 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   auto P = [&](std::size_t i) { return floatLiteral(p.at(i)); };
   const std::string& x = a[0];
   if (fn == "identity" || fn == "positive") return x;
+  if (fn == "add_int") return "(" + x + " + " + std::to_string(static_cast<long long>(p.at(0))) + "LL)";
   if (fn == "relu") return "fmaxf(" + x + ", 0.0f)";
   if (fn == "sigmoid") return "(1.0f / (1.0f + expf(-" + x + ")))";
   if (fn == "tanh") return "tanhf(" + x + ")";
@@ -370,7 +371,7 @@ private:
       case ValueOp::Input:
         if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";
         else expr = in(v.input) + "[" + name_ + "_off" + std::to_string(v.input) + "(lin)]";
-        if (!floatInput(v.input)) expr = "(float)" + expr;
+        if (k_.inputs[v.input].dtype == "bool") expr = "(float)" + expr;  // int64 stays exact (v.integer)
         break;
       default: {
         std::vector<std::string> args;

@@ -16,7 +16,11 @@ class Normalizer {
 public:
   explicit Normalizer(json graph) : g_(std::move(graph)) {
     for (const json& n : g_["nodes"]) nextNode_ = std::max(nextNode_, n.value("id", 0) + 1);
-    for (const json& t : g_["tensors"]) byId_[t.value("id", "")] = t;
+    for (std::size_t i = 0; i < g_["tensors"].size(); ++i) {
+      const json& t = g_["tensors"][i];
+      byId_[t.value("id", "")] = t;
+      captured_[t.value("id", "")] = i;
+    }
   }
 
   json run() {
@@ -27,6 +31,7 @@ public:
       if (n.value("kind", "") == "inplace") functionalize(n, i);
       identityReduction(n);
       const std::string base = baseName(n.value("op", ""));
+      if (trainingBatchNorm(n, base, nodes) || counterIncrement(n, base, nodes)) continue;
       if (base == "_unsafe_view") markView(n);
       if (base == "slice") wholeSliceAsView(n);
       if ((base == "addmm" || base == "baddbmm") && splitAddmm(n, base, nodes)) continue;
@@ -34,7 +39,7 @@ public:
       nodes.push_back(n);
     }
     g_["nodes"] = std::move(nodes);
-    for (json& t : added_) g_["tensors"].push_back(std::move(t));
+    for (auto& [id, t] : added_) g_["tensors"].push_back(std::move(t));
     return std::move(g_);
   }
 
@@ -158,6 +163,149 @@ private:
     n["inputs"] = json::array({*self, valueArg("size", out)});
   }
 
+  static std::string argTensor(const json& node, const std::string& name) {
+    const json* a = input(node, name);
+    return a && a->contains("tensor") && (*a)["tensor"].is_string() ? (*a)["tensor"].get<std::string>() : "";
+  }
+
+  // A tensor nothing reads after the node that makes it and the forward does not return.
+  bool unused(const std::string& id) const { return !lastReader_.count(id) && !returned_.count(id); }
+
+  // A float32 [C] buffer the forward may write back into (running statistics).
+  bool channelBuffer(const std::string& id, int64_t channels) {
+    if (id.empty()) return false;
+    const json& t = byId_[id];
+    return t.value("role", "") == "buffer" && t.value("dtype", "") == "float32" && t["shape"] == json::array({channels}) &&
+           !(t.contains("view_of") && t["view_of"].is_string()) && t["strides"] == json::array({1});
+  }
+
+  // Training-mode batch norm (every nn.BatchNorm* of a model that never calls .eval()) as the
+  // plain nodes the planner fuses: per (n, c) row its mean and sum of squared deviations (two
+  // passes over the row, as `normalize` takes a row), then per channel Chan's combination of the
+  // rows (no cancellation where the mean dwarfs the spread, as PyTorch's Welford), the
+  // normalization, and running_mean / running_var updated as PyTorch updates them (momentum,
+  // the unbiased variance), each by a write-back node: copy_ into the buffer. A [N, C] input has
+  // rows of one element, so its statistics are one pass over the batch instead. The saved
+  // statistics (the other outputs) must be unread.
+  bool trainingBatchNorm(const json& n, const std::string& base, json& nodes) {
+    static const std::set<std::string> ops{"native_batch_norm", "_native_batch_norm_legit", "cudnn_batch_norm",
+                                           "_batch_norm_with_update"};
+    if (!ops.count(base) || n["outputs"].empty()) return false;
+    const json* flag = input(n, "training");
+    const bool training = base == "_batch_norm_with_update" || (flag && flag->value("value", json(false)) == json(true));
+    if (!training) return false;
+    for (std::size_t i = 1; i < n["outputs"].size(); ++i)
+      if (!unused(n["outputs"][i])) return false;
+    const std::string x = argTensor(n, "input"), w = argTensor(n, "weight"), b = argTensor(n, "bias");
+    const std::string rm = argTensor(n, "running_mean"), rv = argTensor(n, "running_var");
+    if (x.empty() || byId_[x].value("dtype", "") != "float32") return false;
+    const std::vector<int64_t> shape = byId_[x]["shape"];
+    if (shape.size() < 2) return false;
+    const int64_t channels = shape[1];
+    const bool update = !rm.empty() || !rv.empty();
+    // Without running statistics and one sample (instance norm, which ATen runs as batch norm over
+    // [1, N·C, ...]) the rows are the channels: the lowering normalizes each row in one kernel.
+    if (!update && shape[0] == 1) return false;
+    const json* m = input(n, base == "cudnn_batch_norm" ? "exponential_average_factor" : "momentum");
+    if (update && (!channelBuffer(rm, channels) || !channelBuffer(rv, channels) || !m || !m->contains("value") ||
+                   !(*m)["value"].is_number()))
+      return false;  // momentum None (a cumulative average) stays in PyTorch
+    const double momentum = update ? (*m)["value"].get<double>() : 0.0;
+    const double eps = scalarOr(n, base == "cudnn_batch_norm" ? "epsilon" : "eps", 1e-5);
+    const json& like = byId_[x];
+    const auto rank = static_cast<int64_t>(shape.size());
+    int64_t spatial = 1;
+    for (int64_t d = 2; d < rank; ++d) spatial *= shape[d];
+    const int64_t count = shape[0] * spatial;
+    std::vector<int64_t> rowShape = shape, chanShape(shape.size(), 1);
+    for (int64_t d = 2; d < rank; ++d) rowShape[d] = 1;
+    chanShape[1] = channels;
+    std::vector<int64_t> rowDims;
+    for (int64_t d = 2; d < rank; ++d) rowDims.push_back(d);
+    auto op = [&](const std::string& name, json inputs, const std::vector<int64_t>& s, std::string out = "") {
+      if (out.empty()) out = newTensor(like, s);
+      nodes.push_back(node(n, name, std::move(inputs), out));
+      return out;
+    };
+    auto tensors2 = [](const std::string& a, const std::string& b2) {
+      return json::array({tensorArg("self", a), tensorArg("other", b2)});
+    };
+    auto scalar = [](const std::string& a, double v) { return json::array({tensorArg("self", a), valueArg("other", v)}); };
+    auto reduceArgs = [](const std::string& a, const std::vector<int64_t>& dims) {
+      return json::array({tensorArg("self", a), valueArg("dim", dims), valueArg("keepdim", true)});
+    };
+    auto view = [&](const std::string& of, const std::vector<int64_t>& s) {
+      const std::string out = newTensor(byId_[of], s, of);
+      nodes.push_back(node(n, "aten::view", json::array({tensorArg("self", of), valueArg("size", s)}), out, "view"));
+      return out;
+    };
+    std::string mean, m2;
+    if (rowDims.empty()) {
+      mean = op("aten::mean.dim", reduceArgs(x, {0}), chanShape);
+      const std::string d = op("aten::sub.Tensor", tensors2(x, mean), shape);
+      m2 = op("aten::sum.dim_IntList", reduceArgs(op("aten::mul.Tensor", tensors2(d, d), shape), {0}), chanShape);
+    } else {
+      mean = op("aten::mean.dim", reduceArgs(x, rowDims), rowShape);
+      const std::string d = op("aten::sub.Tensor", tensors2(x, mean), shape);
+      m2 = op("aten::sum.dim_IntList", reduceArgs(op("aten::mul.Tensor", tensors2(d, d), shape), rowDims), rowShape);
+    }
+    if (!rowDims.empty() && shape[0] > 1) {  // combine the samples' rows: M2 = Σ M2_row + S·Σ (mean_row − mean)²
+      const std::string rowMean = mean, rowM2 = m2;
+      mean = op("aten::mean.dim", reduceArgs(rowMean, {0}), chanShape);
+      const std::string e = op("aten::sub.Tensor", tensors2(rowMean, mean), rowShape);
+      const std::string spread =
+          op("aten::mul.Scalar", scalar(op("aten::mul.Tensor", tensors2(e, e), rowShape), static_cast<double>(spatial)),
+             rowShape);
+      m2 = op("aten::sum.dim_IntList", reduceArgs(op("aten::add.Tensor", tensors2(rowM2, spread), rowShape), {0}),
+              chanShape);
+    }
+    const std::string var = op("aten::div.Scalar", scalar(m2, static_cast<double>(count)), chanShape);
+    const std::string rstd = op("aten::rsqrt", json::array({tensorArg("self", op("aten::add.Scalar", scalar(var, eps), chanShape))}),
+                                chanShape);
+    if (update) {
+      // running = (1 - momentum) * running + momentum * batch statistic, computed over the
+      // statistics' own [1, C, 1...] shape so that it joins the kernel that reduces them.
+      auto writeBack = [&](const std::string& buffer, const std::string& stat) {
+        const std::string old = op("aten::mul.Scalar", scalar(view(buffer, chanShape), 1.0 - momentum), chanShape);
+        const std::string fresh = op("aten::add.Tensor",
+                                     tensors2(old, op("aten::mul.Scalar", scalar(stat, momentum), chanShape)), chanShape);
+        const std::string target = newTensor(byId_[buffer], {channels}, buffer);
+        nodes.push_back(node(n, "aten::copy_", json::array({tensorArg("self", buffer), tensorArg("src", view(fresh, {channels}))}),
+                             target, "inplace"));
+      };
+      writeBack(rm, mean);
+      writeBack(rv, op("aten::div.Scalar", scalar(m2, static_cast<double>(count - 1)), chanShape));
+    }
+    const std::string out = n["outputs"][0];
+    const bool affineW = !w.empty(), affineB = !b.empty();
+    std::vector<int64_t> paramShape(shape.size() - 1, 1);
+    paramShape[0] = channels;
+    const std::string centered = op("aten::sub.Tensor", tensors2(x, mean), shape);
+    std::string y = op("aten::mul.Tensor", tensors2(centered, rstd), shape, affineW || affineB ? "" : out);
+    if (affineW) y = op("aten::mul.Tensor", tensors2(y, view(w, paramShape)), shape, affineB ? "" : out);
+    if (affineB) op("aten::add.Tensor", tensors2(y, view(b, paramShape)), shape, out);
+    return true;
+  }
+
+  // `num_batches_tracked += 1`: an integer buffer counted up by a write-back node.
+  bool counterIncrement(const json& n, const std::string& base, json& nodes) {
+    if (base != "add_" || n.value("kind", "") != "inplace" || n["outputs"].size() != 1) return false;
+    const std::string target = argTensor(n, "self");
+    const json* other = input(n, "other");
+    if (target.empty() || !other || !other->contains("value") || !(*other)["value"].is_number_integer() ||
+        scalarOr(n, "alpha", 1.0) != 1.0)
+      return false;
+    const json& t = byId_[target];
+    if (t.value("role", "") != "buffer" || t.value("dtype", "") != "int64" || (t.contains("view_of") && t["view_of"].is_string()))
+      return false;
+    const std::vector<int64_t> shape = t["shape"];
+    const std::string sum = newTensor(t, shape);
+    nodes.push_back(node(n, "aten::add.Scalar", json::array({tensorArg("self", target), valueArg("other", (*other)["value"])}), sum));
+    nodes.push_back(node(n, "aten::copy_", json::array({tensorArg("self", target), tensorArg("src", sum)}), n["outputs"][0],
+                         "inplace"));
+    return true;
+  }
+
   std::string newTensor(const json& like, std::vector<int64_t> shape, std::optional<std::string> viewOf = {}) {
     json t = like;
     t["id"] = "n" + std::to_string(added_.size());
@@ -169,8 +317,11 @@ private:
     t["role"] = "intermediate";
     t["name"] = nullptr;
     t["view_of"] = viewOf ? json(*viewOf) : json(nullptr);
-    added_.push_back(t);
-    return t["id"];
+    t["producer"] = nullptr;
+    byId_[t["id"]] = t;
+    const std::string id = t["id"];
+    added_.emplace(id, std::move(t));
+    return id;
   }
 
   json node(const json& like, const std::string& op, json inputs, const std::string& out,
@@ -181,7 +332,16 @@ private:
     n["inputs"] = std::move(inputs);
     n["outputs"] = json::array({out});
     n["kind"] = kind;
+    n["result_index"] = nullptr;
+    setProducer(out, n["id"]);
     return n;
+  }
+
+  // The node that now makes `id` (a tensor of the capture or one added here).
+  void setProducer(const std::string& id, int nodeId) {
+    if (auto it = added_.find(id); it != added_.end()) it->second["producer"] = nodeId;
+    if (auto it = captured_.find(id); it != captured_.end()) g_["tensors"][it->second]["producer"] = nodeId;
+    byId_[id]["producer"] = nodeId;
   }
 
   static json tensorArg(const std::string& name, const std::string& id) { return {{"name", name}, {"tensor", id}}; }
@@ -256,7 +416,8 @@ private:
   std::map<std::string, std::size_t> lastReader_;
   std::map<std::string, int> aliases_;
   std::set<std::string> returned_;
-  std::vector<json> added_;
+  std::map<std::string, json> added_;             // tensors made here, by id
+  std::map<std::string, std::size_t> captured_;  // the capture's tensors: id → index in g_["tensors"]
   int nextNode_ = 0;
 };
 

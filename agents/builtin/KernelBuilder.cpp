@@ -6,6 +6,7 @@
 #include "agents/builtin/NodeArgs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 namespace stitch::agents::builtin {
@@ -62,8 +63,22 @@ std::vector<int64_t> nonUnit(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
+const std::string* writeBackTarget(const Graph& graph, const Node& node) {
+  if (baseName(node.op) != "copy_" || node.kind != "inplace") return nullptr;
+  const Argument* self = node.arg("self");
+  const Argument* src = node.arg("src");
+  if (!self || !self->tensor || !src || !src->tensor) return nullptr;
+  const TensorInfo* t = graph.tensor(*self->tensor);
+  const TensorInfo* s = graph.tensor(*src->tensor);
+  if (!t || !s || t->role != "buffer" || t->viewOf || !t->contiguous() || t->shape != s->shape || t->dtype != s->dtype ||
+      (t->dtype != "float32" && t->dtype != "int64"))
+    return nullptr;
+  return &*self->tensor;
+}
+
 OpClass classifyOp(const std::string& op) {
   const std::string b = baseName(op);
+  if (b == "copy_") return OpClass::Elementwise;  // only as a write-back (writeBackTarget)
   if (viewOps().count(b)) return OpClass::View;
   if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty") return OpClass::Allocation;
   if (unaryOps().count(b) || binaryOps().count(b)) return OpClass::Elementwise;
@@ -119,7 +134,8 @@ Outcome<bool> KernelBuilder::add(const Node& node) {
   // With fewer rows than the GPU has SMs, a reduction runs split across blocks, which only a
   // one-pass kernel can: an elementwise consumer of its result over whole rows gets its own kernel.
   constexpr int64_t kFewRows = 132;
-  if (r && classifyOp(node.op) == OpClass::Elementwise && kernel_.reduces() && kernel_.outer() < kFewRows) {
+  if (r && classifyOp(node.op) == OpClass::Elementwise && kernel_.reduces() && kernel_.inner() == 1 &&
+      kernel_.outer() < kFewRows) {
     auto it = tensors_.find(node.outputs[0]);
     std::function<bool(int)> afterReduction = [&](int v) {
       const KernelValue& kv = kernel_.values[v];
@@ -211,8 +227,8 @@ Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::ve
   auto passed = graph_->abiRoot(*t);
   if (!passed) return passed.error();
   const TensorInfo* root = passed.value();
-  if (t->dtype != "float32" && t->dtype != "bool")
-    return Failure{"input " + t->id + " is " + t->dtype + "; the generated kernels read float32 and bool"};
+  if (t->dtype != "float32" && t->dtype != "bool" && t->dtype != "int64")
+    return Failure{"input " + t->id + " is " + t->dtype + "; the generated kernels read float32, bool and int64"};
   KernelInput in;
   in.tensorId = root->id;
   in.dtype = t->dtype;
@@ -230,6 +246,7 @@ Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::ve
   v.op = ValueOp::Input;
   v.input = addInput(std::move(in));
   v.dimMap = dimMap;
+  v.integer = t->dtype == "int64";  // exact until it meets float math, which converts it as PyTorch promotes
   return push(std::move(v));
 }
 
@@ -369,6 +386,13 @@ Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind,
 Outcome<bool> KernelBuilder::lower(const Node& node) {
   const std::string b = baseName(node.op);
   const std::string ov = overload(node.op);
+  if (const std::string* target = writeBackTarget(*graph_, node)) {
+    auto v = source(node, "src");
+    if (!v) return v.error();
+    bind(*target, v.value());
+    bind(node.outputs.at(0), v.value());
+    return true;
+  }
   if (node.kind == "inplace") return Failure{node.where() + ": in-place operators are left to PyTorch"};
   if (node.outputs.empty()) return Failure{node.where() + ": no output"};
   const std::string out0 = node.outputs[0];
@@ -400,6 +424,26 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     std::size_t k = 0;
     for (int64_t s : dst->shape) v.dimMap.push_back(s == 1 ? -1 : srcMapped[k++]);
     bind(out0, push(std::move(v)));
+    return true;
+  }
+
+  // An integer counter counted up (num_batches_tracked += 1, a write-back's source): exact int64
+  // arithmetic, where every other generated result is float32.
+  if (b == "add" && graph_->tensor(out0)->dtype == "int64") {
+    const Argument* other = node.arg("other");
+    const auto step = other ? asNumber(other->value) : std::nullopt;
+    if (!step || *step != std::floor(*step) || number(node, "alpha", 1) != 1)
+      return Failure{node.where() + ": integer arithmetic other than adding a whole number is left to PyTorch"};
+    // One element in a kernel of its own: an iteration space of [1], which no larger tensor joins
+    // (an empty shape would read as no kernel at all).
+    if (empty()) kernel_.shape = {1};
+    else if (kernel_.numel() != 1) return Failure{node.where() + ": an integer counter is counted in a kernel of its own"};
+    auto x = source(node, "self");
+    if (!x) return x.error();
+    if (!kernel_.values[x.value()].integer) return Failure{node.where() + ": adds to a value that is not an integer"};
+    const int v = unary("add_int", x.value(), {*step});
+    kernel_.values[v].integer = true;
+    bind(out0, v);
     return true;
   }
 

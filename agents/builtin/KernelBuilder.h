@@ -25,6 +25,11 @@ OpClass classifyOp(const std::string& op);
 // (bench/results/kernel_patterns_2026-11-23_h100.md). Other convolutions go to cuDNN.
 bool generatesConvolution(const Graph& graph, const Node& node);
 
+// A write-back node (GraphNormalize): `copy_` of a value into a module's buffer (running
+// statistics, a counter), the one kind of write into a tensor the forward does not own that a
+// generated kernel makes. The buffer's id, or null for any other node.
+const std::string* writeBackTarget(const Graph& graph, const Node& node);
+
 class KernelBuilder {
 public:
   explicit KernelBuilder(const Graph& graph) : graph_(&graph) {}

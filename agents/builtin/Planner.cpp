@@ -204,9 +204,11 @@ private:
     const auto ids = open_.kernel().nodeIds;
     std::set<int> inKernel(ids.begin(), ids.end());
     std::vector<std::string> outputs;
-    for (int id : ids)
+    for (int id : ids) {
+      if (const std::string* target = writeBackTarget(graph_, *graph_.node(id))) outputs.push_back(*target);
       for (const auto& t : graph_.node(id)->outputs)
         if (consumedOutside(t, inKernel) && !viewOfOutsideTensor(t)) outputs.push_back(t);
+    }
     auto k = open_.finish(outputs);
     open_ = KernelBuilder(graph_);
     bool computes = false;

@@ -333,18 +333,5 @@ TEST(Planner, ConsumedPoolingIndicesAreUncoveredWithTheReason) {
   EXPECT_NE(p.uncovered[0].reason.find("indices of max pooling"), std::string::npos);
 }
 
-TEST(Planner, TrainingBatchNormOverABatchIsUncovered) {
-  auto g = loadFixture("44_instance_norm");
-  ASSERT_TRUE(g.ok());
-  Graph graph = g.value();
-  for (auto& n : graph.nodes)
-    if (n.op == "aten::native_batch_norm")
-      for (auto& a : n.inputs)
-        if (a.name == "running_mean") a.tensor = graph.inputs[0];
-  const Plan p = makePlan(graph);
-  ASSERT_FALSE(p.uncovered.empty());
-  EXPECT_NE(p.uncovered[0].reason.find("running statistics"), std::string::npos);
-}
-
 }  // namespace
 }  // namespace stitch::agents::builtin
