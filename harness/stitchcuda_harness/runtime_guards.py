@@ -152,25 +152,31 @@ def _delete(obj: Any, name: str) -> None:
 @dataclass
 class ThreadWatch:
     """Counts threads the candidate starts (Thread.start and the low-level _thread API) and
-    threads still alive after it returns: work there escapes the timed region."""
+    those of them still alive after it returns: work there escapes the timed region. Only starts
+    made from the thread that runs the candidate count: a thread that a thread of the process
+    started earlier starts meanwhile (torch.compile's worker pool starts its `subproc_worker_timer`
+    whenever its own thread gets to it) is not the candidate's, and one the candidate's own thread
+    starts is counted at its root."""
 
     started: list[str] = field(default_factory=list)
-    before: set[int] = field(default_factory=set)
     leftover: list[str] = field(default_factory=list)
+    _threads: list[threading.Thread] = field(default_factory=list)
     _saved: tuple[Any, Any] = (None, None)
 
     def __enter__(self) -> "ThreadWatch":
-        self.before = {t.ident or 0 for t in threading.enumerate()}
         start, low = threading.Thread.start, _thread.start_new_thread
         self._saved = (start, low)
-        watch = self
+        watch, owner = self, threading.get_ident()
 
         def counted_start(thread: threading.Thread, *a: Any, **k: Any) -> Any:
-            watch.started.append(thread.name)
+            if threading.get_ident() == owner:
+                watch.started.append(thread.name)
+                watch._threads.append(thread)
             return start(thread, *a, **k)
 
         def counted_low(fn: Callable[..., Any], *a: Any, **k: Any) -> Any:
-            watch.started.append(getattr(fn, "__name__", "thread"))
+            if threading.get_ident() == owner:
+                watch.started.append(getattr(fn, "__name__", "thread"))
             return low(fn, *a, **k)
 
         threading.Thread.start = counted_start  # type: ignore[method-assign]
@@ -179,7 +185,7 @@ class ThreadWatch:
 
     def __exit__(self, *exc: Any) -> None:
         threading.Thread.start, _thread.start_new_thread = self._saved  # type: ignore[method-assign]
-        self.leftover = [t.name for t in threading.enumerate() if (t.ident or 0) not in self.before]
+        self.leftover = [t.name for t in self._threads if t.is_alive()]
 
     def findings(self, when: str) -> list[Finding]:
         if not self.started and not self.leftover:
