@@ -1,6 +1,9 @@
 // JSON conversions for the stitchcuda/* payloads in StitchTypes.h.
 #include "protocol/StitchTypes.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace stitch::protocol {
 namespace {
 
@@ -49,6 +52,12 @@ void to_json(json& j, const PlanCoverage& v) {
            {"timeBasis", v.timeBasis}};
 }
 
+void from_json(const json& j, CandidateFile& v) {
+  v.path = required<std::string>(j, "path");
+  v.source = required<std::string>(j, "source");
+}
+void to_json(json& j, const CandidateFile& v) { j = json{{"path", v.path}, {"source", v.source}}; }
+
 void from_json(const json& j, Candidate& v) {
   v.id = required<std::string>(j, "id");
   v.taskId = optional<std::string>(j, "taskId").value_or("");
@@ -61,6 +70,7 @@ void from_json(const json& j, Candidate& v) {
       optional<std::vector<std::string>>(j, "failedChecks").value_or(std::vector<std::string>{});
   v.newText = required<std::string>(j, "newText");
   v.documentVersion = optional<int>(j, "documentVersion").value_or(0);
+  v.files = optional<std::vector<CandidateFile>>(j, "files").value_or(std::vector<CandidateFile>{});
 }
 void to_json(json& j, const Candidate& v) {
   j = json{{"id", v.id},         {"taskId", v.taskId},   {"title", v.title},
@@ -68,6 +78,7 @@ void to_json(json& j, const Candidate& v) {
            {"newText", v.newText}, {"documentVersion", v.documentVersion}};
   put(j, "speedupEager", v.speedupEager);
   put(j, "speedupCompile", v.speedupCompile);
+  if (!v.files.empty()) j["files"] = v.files;
 }
 
 void from_json(const json& j, CandidateParams& v) {
@@ -160,6 +171,11 @@ void to_json(json& j, const CandidateRef& v) {
   j = json{{"jobId", v.jobId}, {"candidateId", v.candidateId}};
 }
 
+bool isPackageName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
 void from_json(const json& j, OptimizeParams& v) {
   v.textDocument = required<TextDocumentIdentifier>(j, "textDocument");
   v.brain = optional<std::string>(j, "brain").value_or("builtin");
@@ -186,6 +202,9 @@ void from_json(const json& j, OptimizeParams& v) {
   v.precision = optional<std::string>(j, "precision").value_or("eager");
   if (!isPrecisionMode(v.precision)) throw ParamsError("\"precision\" must be \"eager\" or \"fp32\"");
   v.gpu = optional<int>(j, "gpu");
+  v.kernelsFolder = optional<std::string>(j, "kernelsFolder").value_or("stitchcuda_kernels");
+  if (!isPackageName(v.kernelsFolder))
+    throw ParamsError("\"kernelsFolder\" must be a Python package name (letters, digits and _, not starting with a digit)");
   v.workDoneToken = optional<json>(j, "workDoneToken");
 }
 

@@ -39,6 +39,12 @@ struct PlanParams {
   std::optional<PlanCoverage> coverage;
 };
 
+// A file of the program an accepted candidate leaves in the user's workspace.
+struct CandidateFile {
+  std::string path;    // relative to the model's folder, '/'-separated ("stitchcuda_kernels/model.cu")
+  std::string source;  // where the host keeps its text (the job's folder); read when the candidate is accepted
+};
+
 struct Candidate {
   std::string id;
   std::string taskId;
@@ -50,6 +56,7 @@ struct Candidate {
   std::vector<std::string> failedChecks;
   std::string newText;              // replacement for `range`
   int documentVersion = 0;          // the version of the document the candidate was made from
+  std::vector<CandidateFile> files;  // written beside the model on accept (the program newText imports)
 };
 
 struct CandidateParams {
@@ -125,6 +132,8 @@ struct OptimizeParams {
   // excuses TF32 only under "eager", where the reference itself computes those ops in TF32.
   std::string precision = "eager";
   std::optional<int> gpu;
+  // The folder beside the model that an accepted program is written to (a Python package name).
+  std::string kernelsFolder = "stitchcuda_kernels";
   std::optional<json> workDoneToken;  // LSP WorkDoneProgressParams
 };
 
@@ -157,6 +166,7 @@ struct JobSummary {
 STITCH_JSON_BOTH(PlanTask)
 STITCH_JSON_BOTH(PlanCoverage)
 STITCH_JSON_BOTH(PlanParams)
+STITCH_JSON_BOTH(CandidateFile)
 STITCH_JSON_BOTH(Candidate)
 STITCH_JSON_BOTH(CandidateParams)
 STITCH_JSON_BOTH(ProfileLine)
@@ -167,6 +177,8 @@ STITCH_JSON_BOTH(JobSummary)
 STITCH_JSON_BOTH(CandidateRef)
 #undef STITCH_JSON_BOTH
 
+// Whether `name` can be a Python package's name (the kernels folder is imported by it).
+bool isPackageName(const std::string& name);
 void from_json(const json& j, OptimizeParams& v);
 void from_json(const json& j, JobRef& v);
 void from_json(const json& j, OpenJobLogParams& v);

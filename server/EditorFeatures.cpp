@@ -138,13 +138,18 @@ json codeActions(const agents::JobState& job, const protocol::Range& range) {
   return actions;
 }
 
-json candidateEdit(const std::string& uri, const protocol::Candidate& c, bool documentChanges) {
+json candidateEdit(const std::string& uri, const protocol::Candidate& c, const std::vector<NewFile>& files,
+                   bool documentChanges) {
   json edit{{"range", c.range}, {"newText", c.newText}};
-  if (documentChanges)
-    return json{{"documentChanges",
-                 json::array({json{{"textDocument", {{"uri", uri}, {"version", c.documentVersion}}},
-                                   {"edits", json::array({edit})}}})}};
-  return json{{"changes", {{uri, json::array({edit})}}}};
+  if (!documentChanges) return json{{"changes", {{uri, json::array({edit})}}}};
+  json changes = json::array();
+  for (const auto& f : files) {
+    changes.push_back(json{{"kind", "create"}, {"uri", f.uri}, {"options", {{"overwrite", true}}}});
+    changes.push_back(json{{"textDocument", {{"uri", f.uri}, {"version", nullptr}}},
+                           {"edits", json::array({json{{"range", protocol::Range{}}, {"newText", f.text}}})}});
+  }
+  changes.push_back(json{{"textDocument", {{"uri", uri}, {"version", c.documentVersion}}}, {"edits", json::array({edit})}});
+  return json{{"documentChanges", changes}};
 }
 
 }  // namespace stitch::server

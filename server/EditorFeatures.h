@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stitch::server {
 
@@ -30,8 +31,17 @@ bool isOpen(const protocol::Candidate& c);
 json codeLenses(const agents::JobState& job);
 json codeActions(const agents::JobState& job, const protocol::Range& range);
 
+// A file of the accepted program, as the edit creates it.
+struct NewFile {
+  std::string uri;
+  std::string text;
+};
+
 // The WorkspaceEdit that applies the candidate: versioned documentChanges when the client
-// supports them, plain changes otherwise.
-json candidateEdit(const std::string& uri, const protocol::Candidate& c, bool documentChanges);
+// supports them, plain changes otherwise. `files` (the program the candidate's text imports) are
+// created, or overwritten, by the same edit, so the editor lists them and Undo removes them; pass
+// none to a client that cannot create files.
+json candidateEdit(const std::string& uri, const protocol::Candidate& c, const std::vector<NewFile>& files,
+                   bool documentChanges);
 
 }  // namespace stitch::server

@@ -4,6 +4,7 @@
 #include "protocol/StitchTypes.h"
 #include "server/JobManager.h"
 #include "server/Logger.h"
+#include "server/ProgramExport.h"
 #include "server/Uri.h"
 
 #include <condition_variable>
@@ -25,6 +26,7 @@ struct Args {
   std::optional<std::string> baseUrl;
   std::vector<std::string> allowPrecision;
   std::string precision = "eager";
+  std::string kernelsFolder = "stitchcuda_kernels";
   protocol::Budget budget;  // --iterations, --wall-seconds: the loop's budget (then the best verified is kept)
 };
 
@@ -45,6 +47,8 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     else if (arg.rfind("--out=", 0) == 0) a.out = arg.substr(6);
     else if (arg == "--brain" && i + 1 < args.size()) a.brain = args[++i];
     else if (arg.rfind("--brain=", 0) == 0) a.brain = arg.substr(8);
+    else if (arg == "--kernels-folder" && i + 1 < args.size()) a.kernelsFolder = args[++i];
+    else if (arg.rfind("--kernels-folder=", 0) == 0) a.kernelsFolder = arg.substr(17);
     else if (arg == "--model" && i + 1 < args.size()) a.model = args[++i];
     else if (arg.rfind("--model=", 0) == 0) a.model = arg.substr(8);
     else if (arg == "--base-url" && i + 1 < args.size()) a.baseUrl = args[++i];
@@ -225,6 +229,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.options.allowPrecision = args->allowPrecision;
   request.options.precision = args->precision;
   request.options.budget = args->budget;
+  request.options.kernelsFolder = args->kernelsFolder;
   if (tty)
     request.progress = [&](const std::string& message, std::optional<int>) {
       std::lock_guard lock(m);
@@ -255,6 +260,18 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   } catch (const std::exception& e) {
     std::cerr << "stitchcuda optimize: cannot write the report to " << outDir << ": " << e.what() << "\n";
     return 1;
+  }
+  // --out also gets what Accept would write: the model with its edit and the program folder.
+  if (const auto* kept = args->out ? keptCandidate(*state) : nullptr) {
+    std::string error;
+    const auto model = exportProgram(outDir, *kept, path.filename().string(), text.str(), error);
+    if (!model) {
+      std::cerr << "stitchcuda optimize: cannot write the program to " << outDir << ": " << error << "\n";
+      return 1;
+    }
+    if (!args->json)
+      std::cout << "program: " << model->string() << " and " << (outDir / args->kernelsFolder).string() << "/ (candidate "
+                << kept->id << ", " << kept->status << ")\n";
   }
   if (finished->state == "improved") return 0;
   if (finished->state == "noImprovement") return 3;

@@ -5,6 +5,8 @@
 #include "server/Logger.h"
 #include "server/Uri.h"
 
+#include "agents/program/ProgramFiles.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -182,12 +184,34 @@ void Server::acceptCandidate(const protocol::CandidateRef& ref, Reply reply) {
                        "the document changed since the candidate was made (version " +
                            std::to_string(c->documentVersion) + ", now " + std::to_string(doc->version) +
                            "); optimize again or use Diff");
+  // The program the edit imports goes beside the model: created by the edit itself where the client
+  // can create files (listed in it, undone with it), else written here first.
+  std::vector<NewFile> files;
+  if (!c->files.empty()) {
+    const auto model = uriToPath(job->uri);
+    if (!model) return reply.error(ErrorCode::RequestFailed, "save " + job->uri + " to a file first: its program is written beside it");
+    const std::filesystem::path folder = std::filesystem::path(*model).parent_path();
+    std::vector<agents::program::ProgramFile> texts;
+    for (const auto& f : c->files) {
+      try {
+        texts.push_back({f.path, readFile(f.source)});
+      } catch (const std::exception& e) {
+        return reply.error(ErrorCode::RequestFailed, "candidate " + c->id + "'s program is gone from the job folder (" +
+                                                         e.what() + "); optimize again");
+      }
+    }
+    const bool inEdit = client_.documentChanges && client_.createFiles;
+    std::string error;
+    if (!inEdit && !agents::program::writeProgramFiles(folder, texts, error)) return reply.error(ErrorCode::RequestFailed, error);
+    for (auto& t : texts)
+      if (inEdit) files.push_back({pathToUri((folder / t.path).string()), std::move(t.text)});
+  }
   protocol::CandidateParams accepted{job->jobId, job->uri, *c};
   accepted.candidate.status = "accepted";
   auto shared = std::make_shared<Reply>(std::move(reply));
   outgoing_.send("workspace/applyEdit",
                  json{{"label", "StitchCUDA: " + c->title},
-                      {"edit", candidateEdit(job->uri, *c, client_.documentChanges)}},
+                      {"edit", candidateEdit(job->uri, *c, files, client_.documentChanges)}},
                  [this, shared, accepted](std::optional<json> result, std::optional<protocol::RpcError> error) {
                    if (error) return shared->error(ErrorCode::RequestFailed, "the client refused the edit: " + error->message);
                    bool applied = result && result->value("applied", false);
@@ -213,6 +237,7 @@ void Server::rejectCandidate(const protocol::CandidateRef& ref, Reply reply) {
 }
 
 void Server::bindJobs() {
+  bindScoreMethod(dispatcher_, pool_, config_, jobs_);
   dispatcher_.request<protocol::OptimizeParams>(
       "stitchcuda/optimize", [this](protocol::OptimizeParams p, Reply reply, CancelToken) {
         JobManager::StartRequest request;

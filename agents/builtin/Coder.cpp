@@ -513,16 +513,30 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
 }
 
 std::string forwardReplacement(const Graph& graph, const Plan& plan, const ForwardSource& forward,
-                               const std::string& libraryPath) {
+                               const program::ProgramNames& program) {
   auto l = layout(graph, plan, forward);
   if (!l) return "";
   const std::string& in = forward.bodyIndent;
+  // What the program was generated for: each tensor input's dtype, shape and strides, by name.
+  std::string inputs, accepts;
+  for (const std::string& id : graph.inputs) {
+    const TensorInfo* t = graph.tensor(id);
+    const std::string& name = l.value().names.at(id);
+    inputs += (inputs.empty() ? "" : ", ") + std::string("\"") + name + "\": (\"" + t->dtype + "\", " + tuple(t->shape) + ", " +
+              tuple(t->strides) + ")";
+    accepts += (accepts.empty() ? "" : ", ") + name + "=" + name;
+  }
   std::ostringstream py;
-  py << in << "# StitchCUDA: " << plan.kernels.size() << " step(s) in one compiled library, one call per forward\n"
-     << in << "from stitchcuda_harness.abi import load_library\n"
-     << in << "if not hasattr(self, \"_stitch_lib\"):\n"
-     << in << "    self._stitch_lib = load_library(\"" << libraryPath << "\")\n"
-     << forwardBody(graph, l.value(), forward, "self._stitch_lib", in);
+  py << in << "# StitchCUDA: " << plan.kernels.size() << " step(s) compiled into " << program.folder << "/" << program.cuda
+     << ", built with nvcc on first use\n"
+     << in << "program = getattr(self, \"_stitch_program\", None)\n"
+     << in << "if program is None:\n"
+     << in << "    from " << program.folder << " import load_program\n"
+     << in << "    program = self._stitch_program = load_program(\"" << program.cuda << "\", {" << inputs << "})\n"
+     << in << "if program.accepts(" << accepts << "):\n"
+     << forwardBody(graph, l.value(), forward, "program", in + "    ")
+     << in << "# The original forward, for inputs of shapes the program was not generated for:\n"
+     << forward.body;
   return py.str();
 }
 

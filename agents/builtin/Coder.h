@@ -9,6 +9,7 @@
 #include "agents/builtin/CudaEmitter.h"
 #include "agents/builtin/ForwardSource.h"
 #include "agents/builtin/Planner.h"
+#include "agents/program/ProgramFiles.h"
 
 namespace stitch::agents::builtin {
 
@@ -22,9 +23,10 @@ struct CandidateSource {
 Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan, const ForwardSource& forward,
                                            const Variant& variant, const std::string& title);
 
-// The user's forward body rewritten to call the built library at `libraryPath`: the text of a
-// candidate's edit (its range is the body's lines).
+// The user's forward body rewritten to run the program `program` (agents/program) where the inputs
+// are those it was generated for, and the original body, kept below, for inputs of other shapes:
+// the text of a candidate's edit (its range is the body's lines).
 std::string forwardReplacement(const Graph& graph, const Plan& plan, const ForwardSource& forward,
-                               const std::string& libraryPath);
+                               const program::ProgramNames& program);
 
 }  // namespace stitch::agents::builtin

@@ -89,6 +89,7 @@ Outcome<ForwardSource> findForward(const std::string& source, const std::string&
     f.bodyLast = static_cast<int>(i) + 1;
   }
   if (f.bodyFirst == 0) return Failure{"line " + std::to_string(f.defLine) + ": forward has no body"};
+  for (int i = f.bodyFirst; i <= f.bodyLast; ++i) f.body += lines[static_cast<std::size_t>(i) - 1] + "\n";
   return f;
 }
 

@@ -15,6 +15,7 @@ struct ForwardSource {
   int bodyFirst = 0;                // one-based, inclusive
   int bodyLast = 0;
   std::string bodyIndent;
+  std::string body;  // lines bodyFirst..bodyLast as written, each ending in a newline
 };
 
 // Finds `def forward` of `modelClass` (the first class defining forward when empty).

@@ -228,14 +228,14 @@ std::optional<loop::Draft> LlmBrain::next(const std::optional<loop::Feedback>& l
 
 protocol::Range LlmBrain::editRange() const { return {{forward_.bodyFirst - 1, 0}, {forward_.bodyLast, 0}}; }
 
-std::string LlmBrain::editText(const std::string& libraryPath) const {
+std::string LlmBrain::editText(const program::ProgramNames& program) const {
   if (!previous_) return "";
   const auto body = forwardBody(previous_->python);
   if (body.empty()) return "";
   const std::string& in = forward_.bodyIndent;
-  std::string py = in + "# StitchCUDA: the LLM brain's candidate, one library call per forward\n" + in +
-                   "from stitchcuda_harness.abi import load_library\n" + in + "if not hasattr(self, \"_stitch_lib\"):\n" +
-                   in + "    self._stitch_lib = load_library(\"" + libraryPath + "\")\n";
+  std::string py = in + "# StitchCUDA: the LLM brain's candidate, compiled into " + program.folder + "/" + program.cuda +
+                   ", built with nvcc on first use\n" + in + "if not hasattr(self, \"_stitch_lib\"):\n" + in + "    from " +
+                   program.folder + " import load_program\n" + in + "    self._stitch_lib = load_program(\"" + program.cuda + "\")\n";
   for (std::string line : body) {
     for (auto at = line.find("self.lib"); at != std::string::npos; at = line.find("self.lib", at + 16))
       if (at + 8 == line.size() || !(std::isalnum(static_cast<unsigned char>(line[at + 8])) || line[at + 8] == '_'))

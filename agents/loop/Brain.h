@@ -4,6 +4,7 @@
 #pragma once
 
 #include "agents/BaselineJob.h"
+#include "agents/program/ProgramFiles.h"
 #include "profiling/VerifierFeedback.h"
 
 #include <filesystem>
@@ -55,9 +56,10 @@ public:
   // CODE/REFINE: writes the next candidate into `dir`; nullopt when the search is exhausted.
   virtual std::optional<Draft> next(const std::optional<Feedback>& last, const std::filesystem::path& dir,
                                     std::string& error) = 0;
-  // The edit of the user's file that calls the built library: its range and text.
+  // The edit of the user's file that runs the last candidate as the program `program` (its .cu and
+  // loader written beside the model, agents/program): its range and text.
   virtual protocol::Range editRange() const = 0;
-  virtual std::string editText(const std::string& libraryPath) const = 0;
+  virtual std::string editText(const program::ProgramNames& program) const = 0;
 };
 
 }  // namespace stitch::agents::loop

@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace stitch::agents::loop {
 namespace {
@@ -112,9 +114,26 @@ private:
     c.candidate.taskId = plan_.tasks.empty() ? "" : plan_.tasks.front().id;
     c.candidate.title = d.title;
     c.candidate.range = brain_.editRange();
-    c.candidate.newText = library.empty() ? "" : brain_.editText(library);
     c.candidate.documentVersion = request_.documentVersion;
+    if (!library.empty()) programEdit(d, c.candidate);
     return c;
+  }
+
+  // A built candidate's edit and the program it imports: the .cu and the loader, written into the
+  // candidate's folder (program/) and copied beside the model when the candidate is accepted.
+  void programEdit(const Draft& d, protocol::Candidate& c) {
+    const auto names = program::programNames(request_.options.kernelsFolder, request_.uri);
+    std::ifstream in(d.dir / "candidate.cu", std::ios::binary);
+    std::ostringstream cuda;
+    cuda << in.rdbuf();
+    const auto files = program::programFiles(names, cuda.str());
+    std::string error;
+    if (!in || !program::writeProgramFiles(d.dir / "program", files, error)) {
+      log("VERIFY", "the program of " + c.id + " could not be written: " + (error.empty() ? "no candidate.cu" : error), "error");
+      return;
+    }
+    c.newText = brain_.editText(names);
+    for (const auto& f : files) c.files.push_back({f.path, (d.dir / "program" / f.path).string()});
   }
 
   // No GPU: compile for the CI architecture so a broken generator shows, and say what is missing.

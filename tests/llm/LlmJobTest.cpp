@@ -189,8 +189,12 @@ TEST(LlmJob, PlanCodeVerifyRefineDone) {
   bool edited = false;
   for (const auto& e : run->context.events)
     if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c2" && c->candidate.status == "verified") {
-      EXPECT_NE(c->candidate.newText.find("        self._stitch_lib = load_library(\"/cache/c2.so\")\n"), std::string::npos)
+      EXPECT_NE(c->candidate.newText.find("            from stitchcuda_kernels import load_program\n"
+                                          "            self._stitch_lib = load_program(\"mlp.cu\")\n"),
+                std::string::npos)
           << c->candidate.newText;
+      EXPECT_EQ(c->candidate.newText.find("stitchcuda_harness"), std::string::npos);
+      EXPECT_EQ(c->candidate.files.size(), 2u);
       EXPECT_NE(c->candidate.newText.find("        self._stitch_lib.forward(x, self.fc.weight, self.fc.bias, out)\n"),
                 std::string::npos)
           << c->candidate.newText;

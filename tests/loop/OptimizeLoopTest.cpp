@@ -135,10 +135,12 @@ public:
                                   std::string&) override {
     r_.feedback.push_back(last);
     if (r_.drafts-- <= 0) return std::nullopt;
+    fs::create_directories(dir);
+    std::ofstream(dir / "candidate.cu") << "#include \"stitch_abi.h\"\n// kernels of " << dir.filename().string() << "\n";
     return loop::Draft{"variant " + dir.filename().string(), "v", dir};
   }
   protocol::Range editRange() const override { return {{10, 0}, {14, 0}}; }
-  std::string editText(const std::string& library) const override { return "stitch(" + library + ")"; }
+  std::string editText(const program::ProgramNames& p) const override { return "run(" + p.folder + "/" + p.cuda + ")"; }
   bool replansOnStagnation() const override { return r_.replansOnStagnation; }
 
 private:
@@ -283,6 +285,35 @@ TEST_F(OptimizeLoopTest, VerifiedCandidateProfileLandsOnTheLinesItReplaces) {
   EXPECT_EQ(logsContaining("c1 reaches 49% of the memory-roofline floor"), 1);
   EXPECT_EQ(logsContaining("[roofline_fraction=0.493]"), 1);
   EXPECT_EQ(logsContaining("c1: 1 kernel(s)"), 1);
+}
+
+// A verified candidate's edit imports its program, whose files wait in the candidate's folder
+// until Accept copies them beside the model: the loader, and the .cu with its ABI header inlined.
+TEST_F(OptimizeLoopTest, VerifiedCandidateCarriesItsProgramFiles) {
+  json verdict = passingVerdict();
+  verdict["build"] = {{"ok", true}, {"library", "/cache/builds/c1/libcandidate.so"}};
+  script.verdicts = {ok(verdict)};
+  options.budget.iterations = 1;
+  options.kernelsFolder = "fast_kernels";
+  run();
+  const protocol::Candidate* c = nullptr;
+  for (const auto& e : context->events)
+    if (auto* p = std::get_if<protocol::CandidateParams>(&e); p && p->candidate.status == "verified") c = &p->candidate;
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->newText, "run(fast_kernels/m.cu)");
+  ASSERT_EQ(c->files.size(), 2u);
+  EXPECT_EQ(c->files[0].path, "fast_kernels/__init__.py");
+  EXPECT_EQ(c->files[1].path, "fast_kernels/m.cu");
+  EXPECT_EQ(fs::path(c->files[1].source), root / "jobs/j/candidates/c1/program/fast_kernels/m.cu");
+  std::ifstream cu(c->files[1].source), loader(c->files[0].source);
+  std::stringstream cuText, loaderText;
+  cuText << cu.rdbuf();
+  loaderText << loader.rdbuf();
+  EXPECT_EQ(cuText.str().find("#include \"stitch_abi.h\""), std::string::npos) << cuText.str();
+  EXPECT_NE(cuText.str().find("typedef struct StitchTensor"), std::string::npos);
+  EXPECT_NE(cuText.str().find("// kernels of c1"), std::string::npos);
+  EXPECT_NE(loaderText.str().find("def load_program("), std::string::npos);
+  EXPECT_EQ(loaderText.str().find("stitchcuda_harness"), std::string::npos);
 }
 
 // A plan with library math is held to the higher of its two floors: 2 GFLOP at the recorded

@@ -77,11 +77,27 @@ TEST(CodeAction, OffersCandidatesOverlappingTheRange) {
 
 TEST(CandidateEdit, VersionedWhenTheClientSupportsIt) {
   auto s = sample();
-  auto e = server::candidateEdit(s.uri, *s.candidate("c1"), true);
+  auto e = server::candidateEdit(s.uri, *s.candidate("c1"), {}, true);
   EXPECT_EQ(e["documentChanges"][0]["textDocument"]["version"], 3);
   EXPECT_EQ(e["documentChanges"][0]["edits"][0]["range"]["start"]["line"], 10);
-  auto plain = server::candidateEdit(s.uri, *s.candidate("c1"), false);
+  auto plain = server::candidateEdit(s.uri, *s.candidate("c1"), {}, false);
   EXPECT_TRUE(plain["changes"].contains("file:///m.py"));
+}
+
+TEST(CandidateEdit, CreatesTheProgramFilesBeforeEditingTheModel) {
+  auto s = sample();
+  auto e = server::candidateEdit(s.uri, *s.candidate("c1"),
+                                 {{"file:///stitchcuda_kernels/__init__.py", "loader"}, {"file:///stitchcuda_kernels/m.cu", "cuda"}}, true);
+  const auto& changes = e["documentChanges"];
+  ASSERT_EQ(changes.size(), 5u);
+  EXPECT_EQ(changes[0]["kind"], "create");
+  EXPECT_EQ(changes[0]["uri"], "file:///stitchcuda_kernels/__init__.py");
+  EXPECT_EQ(changes[0]["options"]["overwrite"], true);
+  EXPECT_TRUE(changes[1]["textDocument"]["version"].is_null());
+  EXPECT_EQ(changes[1]["edits"][0]["newText"], "loader");
+  EXPECT_EQ(changes[1]["edits"][0]["range"]["end"]["line"], 0);
+  EXPECT_EQ(changes[3]["edits"][0]["newText"], "cuda");
+  EXPECT_EQ(changes[4]["textDocument"]["uri"], "file:///m.py");
 }
 
 TEST(CodeLens, VariantsOfOneRangeShareOneRowForTheFastestVerified) {

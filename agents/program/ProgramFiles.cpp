@@ -1,0 +1,50 @@
+// The program's file set; see ProgramFiles.h.
+#include "agents/program/ProgramFiles.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace stitch::agents::program {
+
+extern const char* const kLoaderPy;
+extern const char* const kStitchAbiH;
+
+const std::string& loaderSource() {
+  static const std::string text = kLoaderPy;
+  return text;
+}
+
+ProgramNames programNames(const std::string& folder, const std::string& modelUri) {
+  std::string name = modelUri.substr(modelUri.find_last_of('/') + 1);
+  if (const auto dot = name.rfind('.'); dot != std::string::npos && dot > 0) name.resize(dot);
+  return {folder, (name.empty() ? std::string("model") : name) + ".cu"};
+}
+
+std::vector<ProgramFile> programFiles(const ProgramNames& names, const std::string& candidateCuda) {
+  // The .cu carries its ABI header: a user's build then needs no include path of ours.
+  static const std::regex include(R"([ \t]*#[ \t]*include[ \t]*[<"]stitch_abi\.h[>"][ \t\r]*)");
+  std::string cuda;
+  std::istringstream in(candidateCuda);
+  for (std::string line; std::getline(in, line);)
+    cuda += std::regex_match(line, include) ? "// stitch_abi.h, the program's C ABI:\n" + std::string(kStitchAbiH) : line + "\n";
+  return {{names.folder + "/__init__.py", loaderSource()}, {names.folder + "/" + names.cuda, std::move(cuda)}};
+}
+
+bool writeProgramFiles(const std::filesystem::path& root, const std::vector<ProgramFile>& files, std::string& error) {
+  for (const auto& f : files) {
+    const auto path = root / f.path;
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << f.text;
+    out.close();
+    if (ec || !out) {
+      error = "cannot write " + path.string() + (ec ? ": " + ec.message() : std::string());
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace stitch::agents::program

@@ -1,0 +1,291 @@
+"""Loads the StitchCUDA programs in this folder (written by StitchCUDA next to your model).
+
+Each `.cu` here is a program StitchCUDA generated and verified for one model's forward. It needs
+only PyTorch and the CUDA toolkit: on first use the `.cu` is built with nvcc for the architecture of
+the GPU it runs on, into your cache folder ($STITCHCUDA_CACHE, else $XDG_CACHE_HOME/stitchcuda or
+~/.cache/stitchcuda, under programs/), and reused while its text, the architecture and the nvcc stay
+the same. nvcc is $STITCHCUDA_NVCC, else $CUDA_HOME/bin/nvcc, else nvcc on PATH, else
+/usr/local/cuda/bin/nvcc.
+
+The model's forward asks `program.accepts(x=x, ...)` first: a tensor of another shape than the one
+the program was generated for makes it answer False once with a warning (the forward then runs its
+original PyTorch code); another dtype, device or memory layout is an error that says what to change.
+To build ahead of time (a Docker image, a machine without a GPU):
+`python -c "import stitchcuda_kernels as k; k.build('model.cu', arch='sm_90')"`.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import warnings
+from typing import Any, Optional
+
+import torch
+
+__all__ = ["load_program", "build", "Program", "StitchProgramError", "NeedsGpuError", "BuildError",
+           "TensorMismatchError", "KernelError"]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_DIMS = 8  # the C ABI's StitchTensor carries at most this many dims
+_DTYPE_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3,
+                torch.int32: 4, torch.int64: 5, torch.uint8: 6, torch.bool: 7}
+# Libraries a program links when it includes their headers (cuBLASLt and cuDNN carry GEMMs and
+# convolutions); cuDNN may come as the pip wheel PyTorch itself loads rather than with the toolkit.
+_LIBRARIES = {"cublasLt.h": ("cublasLt", "nvidia.cublas"), "cublas_v2.h": ("cublas", "nvidia.cublas"),
+              "cudnn.h": ("cudnn", "nvidia.cudnn")}
+
+
+class StitchProgramError(RuntimeError):
+    """A StitchCUDA program could not run; the message says why and what to do."""
+
+
+class NeedsGpuError(StitchProgramError):
+    """The program runs CUDA kernels: it needs CUDA tensors on a machine with a GPU."""
+
+
+class BuildError(StitchProgramError):
+    """nvcc could not be found or could not build the program."""
+
+
+class KernelError(StitchProgramError):
+    """The program returned a CUDA (or cuBLASLt / cuDNN) error status."""
+
+
+class TensorMismatchError(ValueError):
+    """A tensor's dtype, device or memory layout is not the one the program was generated for."""
+
+
+def find_nvcc() -> Optional[str]:
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    for path in (os.environ.get("STITCHCUDA_NVCC"), home and os.path.join(home, "bin", "nvcc"),
+                 shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if path and os.path.isfile(path):
+            return path
+    return None
+
+
+def gpu_arch(device: Optional[torch.device] = None) -> str:
+    """The nvcc architecture of a GPU (sm_90a on an H100: the arch-specific form, as it is only
+    ever run there)."""
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+
+
+def cache_dir() -> str:
+    root = os.environ.get("STITCHCUDA_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "stitchcuda")
+    return os.path.join(root, "programs")
+
+
+def _library_flags(text: str, nvcc: str) -> list[str]:
+    import importlib.util
+
+    toolkit = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    flags: list[str] = []
+    for header, (lib, wheel) in _LIBRARIES.items():
+        if f"<{header}>" not in text and f'"{header}"' not in text:
+            continue
+        if not os.path.isfile(os.path.join(toolkit, "include", header)):
+            try:
+                spec = importlib.util.find_spec(wheel)
+            except ModuleNotFoundError:
+                spec = None
+            for root in (spec.submodule_search_locations or []) if spec else []:
+                if os.path.isfile(os.path.join(root, "include", header)):
+                    libdir = os.path.join(root, "lib")
+                    flags += ["-I", os.path.join(root, "include"), "-L", libdir, "-Xlinker", f"-rpath={libdir}"]
+                    break
+        flags.append(f"-l{lib}")
+    return flags
+
+
+def _source_path(name: str) -> str:
+    path = name if os.path.isabs(name) else os.path.join(HERE, name)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"StitchCUDA program {name} is not in {HERE}: accept the candidate again or "
+                                "run `stitchcuda optimize --out DIR` to write it")
+    return path
+
+
+_build_lock = threading.Lock()
+
+
+def build(name: str, arch: Optional[str] = None, cache: Optional[str] = None) -> str:
+    """Builds the program `name` (a .cu in this folder) for `arch` (default: the current GPU's)
+    and returns the shared library's path; a build already in the cache is reused."""
+    source = _source_path(name)
+    if arch is None:
+        if not torch.cuda.is_available():
+            raise NeedsGpuError(f"building {name} for this machine's GPU: no CUDA GPU is visible "
+                                "(torch.cuda.is_available() is False); pass arch='sm_90' (say) to build for another")
+        arch = gpu_arch()
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise BuildError(f"building {name}: nvcc not found; install the CUDA toolkit or set CUDA_HOME or STITCHCUDA_NVCC")
+    with open(source, encoding="utf-8") as f:
+        text = f.read()
+    flags = _library_flags(text, nvcc)
+    key = hashlib.sha256("\0".join([text, arch, os.path.realpath(nvcc), *flags]).encode()).hexdigest()[:16]
+    stem = os.path.splitext(os.path.basename(source))[0]
+    folder = os.path.join(cache or cache_dir(), f"{stem}-{arch}-{key}")
+    library = os.path.join(folder, f"lib{stem}.so")
+    with _build_lock:
+        if os.path.isfile(library):
+            return library
+        os.makedirs(folder, exist_ok=True)
+        # Built under a temporary name and renamed: another process building the same program
+        # at the same time never loads a half-written library.
+        fd, partial = tempfile.mkstemp(suffix=".so", dir=folder)
+        os.close(fd)
+        command = [nvcc, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", f"-arch={arch}", "-o", partial,
+                   source, *flags]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            os.unlink(partial)
+            log = (done.stderr or done.stdout).strip().splitlines()
+            raise BuildError(f"nvcc could not build {source} for {arch} (exit {done.returncode}):\n" +
+                             "\n".join(log[:20]) + f"\ncommand: {' '.join(command)}")
+        os.replace(partial, library)
+    return library
+
+
+def _public_current_stream(device: int) -> int:
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+# The current stream's raw handle as PyTorch's own generated code reads it (a fraction of a
+# microsecond, where torch.cuda.current_stream() builds a Stream object per call); the public
+# call where this PyTorch lacks it.
+_current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", _public_current_stream)
+
+
+class _Tensor(ctypes.Structure):  # StitchTensor of the C ABI
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("sizes", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS)]
+
+
+def _status_text(code: int) -> str:
+    """A program's status: a cudaError_t, or 10000 + a cublasStatus_t, or 20000 + a cudnnStatus_t."""
+    if code >= 20000:
+        return f"cuDNN status {code - 20000}"
+    if code >= 10000:
+        return f"cuBLASLt status {code - 10000}"
+    if code == 1:
+        return ("cudaErrorInvalidValue: the tensors' dtypes, shapes or strides are not those the program was "
+                "generated for (were the model's parameters changed, e.g. by .half() or .to(memory_format=...)?)")
+    return f"cudaError {code}"
+
+
+class Program:
+    """One generated program: `accepts(**inputs)` before running it, then `forward(*tensors)` (a
+    whole-forward program) or `segment(i, *tensors)` (a program with operators left in PyTorch
+    between its compiled segments). The library is built and loaded on the first call."""
+
+    def __init__(self, name: str, inputs: Optional[dict[str, tuple]] = None) -> None:
+        self.name = name
+        self.source = _source_path(name)
+        # name -> (dtype name, shape, strides) as captured when the program was generated
+        self.inputs = {k: (str(v[0]), tuple(v[1]), tuple(v[2])) for k, v in (inputs or {}).items()}
+        self._lib: Any = None
+        self._entry: dict[Any, Any] = {}
+        self._descriptors: dict[tuple, Any] = {}
+        self._warned = False
+
+    def accepts(self, **tensors: torch.Tensor) -> bool:
+        for arg, t in tensors.items():
+            spec = self.inputs.get(arg)
+            if spec is None or not isinstance(t, torch.Tensor):
+                continue
+            dtype, shape, strides = spec
+            # Shape first: inputs of another shape run the original forward, on any device.
+            if tuple(t.shape) != shape:
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(f"StitchCUDA program {self.name} was generated for {arg} of shape {shape}, got "
+                                  f"{tuple(t.shape)}: running the original PyTorch forward for such inputs "
+                                  "(warned once)", stacklevel=2)
+                return False
+            if str(t.dtype).replace("torch.", "") != dtype:
+                raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} is {t.dtype}, the program was "
+                                          f"generated for torch.{dtype}; pass {arg}.to(torch.{dtype})")
+            if any(n != 1 and a != b for n, a, b in zip(shape, t.stride(), strides)):
+                raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} has strides {tuple(t.stride())}, the "
+                                          f"program reads it with strides {strides}; pass {arg}.contiguous()")
+            self._check_device(arg, t)
+        return True
+
+    def forward(self, *tensors: torch.Tensor) -> None:
+        self._call(None, tensors)
+
+    def segment(self, index: int, *tensors: torch.Tensor) -> None:
+        self._call(index, tensors)
+
+    def _check_device(self, arg: str, t: torch.Tensor) -> None:
+        if t.is_cuda:
+            return
+        why = ("no CUDA GPU is visible here (torch.cuda.is_available() is False)" if not torch.cuda.is_available()
+               else "move the model and its inputs to the GPU (model.cuda(), x.cuda())")
+        raise NeedsGpuError(f"StitchCUDA program {self.name} runs CUDA kernels and needs CUDA tensors; {arg} is "
+                            f"on {t.device}: {why}")
+
+    def _function(self, segment: Any, device: torch.device) -> Any:
+        fn = self._entry.get(segment is None)
+        if fn is not None:
+            return fn
+        if self._lib is None:
+            self._lib = ctypes.CDLL(build(self.name, gpu_arch(device)))
+        symbol = "stitch_forward" if segment is None else "stitch_segment"
+        fn = getattr(self._lib, symbol, None)
+        if fn is None:
+            raise StitchProgramError(f"StitchCUDA program {self.name} exports no {symbol}")
+        fn.argtypes = ([] if segment is None else [ctypes.c_int32]) + [ctypes.POINTER(_Tensor), ctypes.c_int32,
+                                                                         ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+        self._entry[segment is None] = fn
+        return fn
+
+    def _call(self, segment: Any, tensors: tuple) -> None:
+        for i, t in enumerate(tensors):
+            self._check_device(f"tensor {i}", t)
+        device = tensors[0].device if tensors else torch.device("cuda")
+        fn = self._function(segment, device)
+        # Descriptors are kept per call signature: a forward then only rewrites the data pointers.
+        key = (segment, *[(t.dtype, t.shape, t.stride()) for t in tensors])
+        args = self._descriptors.get(key)
+        if args is None:
+            args = (_Tensor * len(tensors))()
+            for slot, t in zip(args, tensors):
+                if t.dim() > MAX_DIMS or t.dtype not in _DTYPE_CODES:
+                    raise TensorMismatchError(f"StitchCUDA program {self.name}: a {t.dim()}-dim {t.dtype} tensor "
+                                              "cannot be passed to it")
+                slot.dtype, slot.ndim = _DTYPE_CODES[t.dtype], t.dim()
+                slot.sizes[:t.dim()] = t.shape
+                slot.strides[:t.dim()] = t.stride()
+            if len(self._descriptors) >= 16:
+                self._descriptors.clear()
+            self._descriptors[key] = args
+        for slot, t in zip(args, tensors):
+            slot.data = t.data_ptr()
+        stream = _current_stream(device.index if device.index is not None else torch.cuda.current_device())
+        status = fn(args, len(tensors), stream) if segment is None else fn(segment, args, len(tensors), stream)
+        if status != 0:
+            where = "" if segment is None else f" (segment {segment})"
+            raise KernelError(f"StitchCUDA program {self.name}{where} returned {status}: {_status_text(status)}")
+
+
+_programs: dict[tuple, Program] = {}
+
+
+def load_program(name: str, inputs: Optional[dict[str, tuple]] = None) -> Program:
+    """The program `name` (a .cu in this folder), checking the forward's inputs against `inputs`
+    ({argument: (dtype name, shape, strides)}). Nothing is built until it first runs."""
+    key = (name, repr(sorted((inputs or {}).items())))
+    program = _programs.get(key)
+    if program is None:
+        program = _programs[key] = Program(name, inputs)
+    return program

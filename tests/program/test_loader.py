@@ -1,0 +1,138 @@
+"""The loader written beside an accepted model (agents/program/loader.py): its checks of the
+tensors it is given, the fallback for unseen shapes, and its nvcc build, on a machine without a GPU.
+The loader is installed the way Accept installs it: as the package stitchcuda_kernels."""
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+import warnings
+
+import torch
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LOADER = os.path.join(REPO, "agents", "program", "loader.py")
+ABI = os.path.join(REPO, "harness", "stitchcuda_harness", "include", "stitch_abi.h")
+
+# A one-kernel program in the ABI's form (header inlined, as ProgramFiles writes it): out = 2 * x.
+PROGRAM = open(ABI).read() + r'''
+__global__ void twice(const float* x, float* y, long n) {
+  long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+extern "C" int stitch_forward(const StitchTensor* t, int32_t n, cudaStream_t stream) {
+  if (n != 2) return (int)cudaErrorInvalidValue;
+  long count = t[0].sizes[0] * t[0].sizes[1];
+  twice<<<(count + 255) / 256, 256, 0, stream>>>((const float*)t[0].data, (float*)t[1].data, count);
+  return (int)cudaGetLastError();
+}
+'''
+SPEC = {"x": ("float32", (4, 8), (8, 1))}
+
+
+class LoaderTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.root = tempfile.mkdtemp(prefix="stitch-loader-")
+        pkg = os.path.join(cls.root, "stitchcuda_kernels")
+        os.makedirs(pkg)
+        shutil.copy(LOADER, os.path.join(pkg, "__init__.py"))
+        with open(os.path.join(pkg, "twice.cu"), "w") as f:
+            f.write(PROGRAM)
+        with open(os.path.join(pkg, "broken.cu"), "w") as f:
+            f.write(PROGRAM + "\nthis is not C++;\n")
+        sys.path.insert(0, cls.root)
+        cls.k = importlib.import_module("stitchcuda_kernels")
+        cls.cache = os.path.join(cls.root, "cache")
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        sys.path.remove(cls.root)
+        sys.modules.pop("stitchcuda_kernels", None)
+        shutil.rmtree(cls.root)
+
+    def program(self):
+        return self.k.Program("twice.cu", SPEC)
+
+    def test_inputs_of_the_generated_shape_need_a_gpu(self) -> None:
+        with self.assertRaises(self.k.NeedsGpuError) as e:
+            self.program().accepts(x=torch.zeros(4, 8))
+        self.assertIn("x is on cpu", str(e.exception))
+        self.assertIn("torch.cuda.is_available() is False", str(e.exception))
+
+    def test_an_unseen_shape_falls_back_with_one_warning(self) -> None:
+        p = self.program()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            self.assertFalse(p.accepts(x=torch.zeros(2, 8)))
+            self.assertFalse(p.accepts(x=torch.zeros(3, 8)))
+        self.assertEqual(len(seen), 1)
+        self.assertIn("generated for x of shape (4, 8), got (2, 8)", str(seen[0].message))
+
+    def test_another_dtype_is_an_error_saying_what_to_pass(self) -> None:
+        with self.assertRaises(self.k.TensorMismatchError) as e:
+            self.program().accepts(x=torch.zeros(4, 8, dtype=torch.float16))
+        self.assertIn("x is torch.float16", str(e.exception))
+        self.assertIn("x.to(torch.float32)", str(e.exception))
+
+    def test_another_layout_is_an_error_saying_what_to_pass(self) -> None:
+        with self.assertRaises(self.k.TensorMismatchError) as e:
+            self.program().accepts(x=torch.zeros(8, 4).t())
+        self.assertIn("strides (1, 4)", str(e.exception))
+        self.assertIn("x.contiguous()", str(e.exception))
+
+    def test_size_one_dims_may_have_any_stride(self) -> None:
+        p = self.k.Program("twice.cu", {"x": ("float32", (1, 8), (8, 1))})
+        with self.assertRaises(self.k.NeedsGpuError):  # past the layout check
+            p.accepts(x=torch.zeros(8, 1).t())
+
+    def test_running_on_cpu_tensors_needs_a_gpu(self) -> None:
+        with self.assertRaises(self.k.NeedsGpuError):
+            self.program().forward(torch.zeros(4, 8), torch.empty(4, 8))
+        with self.assertRaises(self.k.NeedsGpuError):
+            self.program().segment(0, torch.zeros(4, 8))
+
+    def test_a_missing_program_says_where_it_looked(self) -> None:
+        with self.assertRaises(FileNotFoundError) as e:
+            self.k.load_program("gone.cu")
+        self.assertIn("stitchcuda_kernels", str(e.exception))
+
+    def test_load_program_is_made_once_per_name_and_inputs(self) -> None:
+        self.assertIs(self.k.load_program("twice.cu", SPEC), self.k.load_program("twice.cu", SPEC))
+
+    def test_builds_with_nvcc_for_a_named_arch_and_reuses_the_build(self) -> None:
+        library = self.k.build("twice.cu", arch="sm_90", cache=self.cache)
+        self.assertTrue(os.path.isfile(library))
+        self.assertTrue(library.startswith(self.cache))
+        stamp = os.stat(library).st_mtime_ns
+        self.assertEqual(self.k.build("twice.cu", arch="sm_90", cache=self.cache), library)
+        self.assertEqual(os.stat(library).st_mtime_ns, stamp)
+        self.assertEqual([f for f in os.listdir(os.path.dirname(library)) if f.endswith(".so")], [os.path.basename(library)])
+
+    def test_a_build_error_shows_nvcc_output(self) -> None:
+        with self.assertRaises(self.k.BuildError) as e:
+            self.k.build("broken.cu", arch="sm_90", cache=self.cache)
+        self.assertIn("broken.cu", str(e.exception))
+        self.assertIn("error", str(e.exception))
+
+    def test_building_for_this_machines_gpu_without_one_says_so(self) -> None:
+        with self.assertRaises(self.k.NeedsGpuError) as e:
+            self.k.build("twice.cu", cache=self.cache)
+        self.assertIn("arch=", str(e.exception))
+
+    def test_without_nvcc_the_build_says_what_to_install(self) -> None:
+        saved = self.k.find_nvcc
+        self.k.find_nvcc = lambda: None
+        try:
+            with self.assertRaises(self.k.BuildError) as e:
+                self.k.build("twice.cu", arch="sm_90", cache=self.cache)
+        finally:
+            self.k.find_nvcc = saved
+        self.assertIn("CUDA_HOME", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
