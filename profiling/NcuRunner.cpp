@@ -1,8 +1,8 @@
 // Building the ncu command line, running it, and telling its failures apart (see NcuRunner.h).
 #include "profiling/NcuRunner.h"
 
+#include "process/ChildProcess.h"
 #include "profiling/NcuCsvParser.h"
-#include "profiling/Subprocess.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -92,23 +92,25 @@ ProfileResult<NcuRun> runNcu(const NcuRequest& request) {
   char tmpl[] = "/tmp/stitch-ncu-XXXXXX";
   if (!::mkdtemp(tmpl)) return ProfileError{"profiler_error", "cannot make a temporary folder for ncu's log"};
   const fs::path dir = tmpl, logFile = dir / "ncu.csv";
-  ProcessSpec spec;
+  process::ChildSpec spec;
   spec.argv = ncuCommand(request, logFile);
   std::string pythonPath = request.harnessDir.string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonPath += std::string(":") + old;
-  spec.env["PYTHONPATH"] = pythonPath;
-  spec.env["PYTHONUNBUFFERED"] = "1";
-  if (request.gpu) spec.env["CUDA_VISIBLE_DEVICES"] = std::to_string(*request.gpu);
-  spec.timeout = request.timeout;
-  auto outcome = runProcess(spec);
-  if (!outcome) {
+  spec.setEnv = {"PYTHONPATH=" + pythonPath, "PYTHONUNBUFFERED=1"};
+  if (request.gpu) spec.setEnv.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(*request.gpu));
+  spec.pipeStderr = true;
+  std::string out, err;
+  const process::ChildOutcome o = process::runChild(
+      spec, request.timeout, [&](std::string_view line) { (out += line) += '\n'; },
+      [&](std::string_view chunk) { err += chunk; }, request.cancelled);
+  if (!o.startError.empty()) {
     fs::remove_all(dir);
-    return ProfileError{"tool_missing", "Nsight Compute could not be started: " + outcome.error().message};
+    return ProfileError{"tool_missing", "Nsight Compute could not be started: " + o.startError};
   }
-  const ProcessOutcome& o = outcome.value();
   std::string log = slurp(logFile);
   fs::remove_all(dir);
-  auto run = interpretNcuRun(o.exitCode, o.timedOut, log, o.out, o.err);
+  if (o.cancelled) return ProfileError{"cancelled", "the job was cancelled while Nsight Compute ran"};
+  auto run = interpretNcuRun(o.exitCode.value_or(-1), o.timedOut, log, out, err);
   if (!run) return run;
   NcuRun r = std::move(run).value();
   r.command = spec.argv;

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct NcuRequest {
   std::optional<int> gpu;                    // CUDA_VISIBLE_DEVICES
   int iterations = 1;                        // forward passes inside the range
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  std::function<bool()> cancelled;           // polled while ncu runs: the job's cancel stops it
 };
 
 struct NcuRun {
@@ -40,7 +42,7 @@ std::vector<std::string> ncuCommand(const NcuRequest& r, const std::filesystem::
 
 // Error codes: tool_missing, counters_permission (ERR_NVGPUCTRPERM), profiler_error (an
 // ==ERROR== line from ncu), target_failed (the harness could not build or run the subject),
-// timeout, no_kernels, parse_error.
+// timeout, cancelled, no_kernels, parse_error.
 ProfileResult<NcuRun> runNcu(const NcuRequest& request);
 
 // The same classification over a finished run's texts (what runNcu uses; tests feed it directly).

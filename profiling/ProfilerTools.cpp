@@ -1,7 +1,7 @@
 // Locating ncu/nsys and reading their versions (see ProfilerTools.h).
 #include "profiling/ProfilerTools.h"
 
-#include "profiling/Subprocess.h"
+#include "process/ChildProcess.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -62,13 +62,17 @@ ToolStatus probeTool(const std::string& name, const std::vector<std::string>& ex
     s.message = what + (base == name ? " is not installed (not on PATH nor in the CUDA folders)" : " is not there");
     return s;
   }
-  auto run = runProcess({{s.path->string(), "--version"}, {}, {}, std::chrono::seconds(20)});
-  if (!run || run.value().exitCode != 0) {
+  std::string text;
+  process::ChildSpec spec;
+  spec.argv = {s.path->string(), "--version"};
+  spec.pipeStderr = true;
+  const process::ChildOutcome run = process::runChild(spec, std::chrono::seconds(20),
+                                                      [&](std::string_view line) { (text += line) += '\n'; });
+  if (!run.exitedWith(0)) {
     s.message = what + (base == name ? " at " + s.path->string() : "") + " did not run (`--version` failed): " +
-                (run ? run.value().err.substr(0, 200) : run.error().message);
+                (run.startError.empty() ? run.stderrTail.substr(0, 200) : run.startError);
     return s;
   }
-  std::string text = run.value().out;
   std::stringstream lines(text);
   std::string line, last;
   while (std::getline(lines, line))

@@ -2,10 +2,10 @@
 #include "server/BenchCommand.h"
 
 #include "agents/JobLog.h"
+#include "process/ChildGroups.h"
 #include "protocol/NumberText.h"
 #include "server/BenchTable.h"
 #include "server/ResultFiles.h"
-#include "server/ChildProcess.h"
 #include "server/CoverageBench.h"
 #include "server/WorkerProcess.h"
 
@@ -158,7 +158,7 @@ TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& g
   fs::create_directories(stderrLog.parent_path(), ec);
   std::ofstream log(stderrLog, std::ios::binary | std::ios::trunc);
 
-  ChildSpec spec;
+  process::ChildSpec spec;
   spec.argv = {plan.self.string(), "optimize", task.file.string(), "--json",
                "--out", reportDir.string(), "--jobs-dir", plan.jobsDir.string(),
                "--python", plan.python, "--log-level", "warning",
@@ -166,10 +166,9 @@ TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& g
   spec.argv.insert(spec.argv.end(), plan.forward.begin(), plan.forward.end());
   spec.setEnv = {"CUDA_VISIBLE_DEVICES=" + gpu};
   spec.pipeStderr = true;
-  spec.execFailedMessage = "stitchcuda bench: cannot execute " + plan.self.string() + "\n";
 
   bench::OptimizeRunReader reader;
-  ChildOutcome outcome = runChild(
+  process::ChildOutcome outcome = process::runChild(
       spec, plan.timeout, [&](std::string_view line) { reader.line(line); },
       [&](std::string_view chunk) { log.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); });
   std::optional<json> report;
@@ -183,7 +182,7 @@ TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& g
   TaskResult result = reader.result(task, outcome, report);
   // A killed optimize leaves its harness worker behind, adopted by this process; it must not run on
   // while the next task is timed on that GPU.
-  if (int stopped = stopAdoptedGroupLeaders(); stopped > 0)
+  if (int stopped = process::stopAdoptedGroupLeaders(); stopped > 0)
     result.log.push_back("stopped " + std::to_string(stopped) + " process group(s) left running by a killed optimize");
   return result;
 }
@@ -374,7 +373,7 @@ int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
     return 1;
   }
 
-  adoptOrphans();
+  process::adoptOrphans();
   auto env = probeEnvironment(config);
   if (!env) {
     std::cerr << "stitchcuda bench: the harness did not answer (" << config.python << ", " << config.harnessDir.string()

@@ -118,7 +118,7 @@ void OptimizeRunReader::line(std::string_view text) {
   }
 }
 
-TaskResult OptimizeRunReader::result(const BenchTask& task, const ChildOutcome& outcome,
+TaskResult OptimizeRunReader::result(const BenchTask& task, const process::ChildOutcome& outcome,
                                      const std::optional<json>& report) const {
   TaskResult r;
   r.task = task.key;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "protocol/JsonRpc.h"
-#include "server/ChildProcess.h"
+#include "process/ChildProcess.h"
 
 #include <filesystem>
 #include <optional>
@@ -77,7 +77,7 @@ class OptimizeRunReader {
 public:
   void line(std::string_view text);
   // `report` is the run's report.json when it wrote one.
-  TaskResult result(const BenchTask& task, const ChildOutcome& outcome, const std::optional<json>& report) const;
+  TaskResult result(const BenchTask& task, const process::ChildOutcome& outcome, const std::optional<json>& report) const;
 
 private:
   std::vector<CandidateRow> candidates_;  // in arrival order, updated in place

@@ -5,9 +5,10 @@
 #include "agents/JobLog.h"
 #include "agents/builtin/BuiltinBrain.h"
 #include "agents/builtin/GraphIR.h"
+#include "process/ChildGroups.h"
+#include "process/ChildProcess.h"
 #include "protocol/NumberText.h"
 #include "server/BenchCommand.h"
-#include "server/ChildProcess.h"
 #include "server/ResultFiles.h"
 #include "server/WorkerProcess.h"
 
@@ -708,27 +709,27 @@ private:
   bool writeFailed_ = false;
 };
 
+// A short tool's stdout (a version), or empty when it cannot run or fails.
+std::string outputOf(std::vector<std::string> argv) {
+  process::ChildSpec spec;
+  spec.argv = std::move(argv);
+  spec.pipeStderr = true;  // kept from the terminal: a missing git or nvcc is said by the result
+  std::string text;
+  const auto run = process::runChild(spec, std::chrono::seconds(30), [&](std::string_view l) { (text += l) += '\n'; });
+  return run.exitedWith(0) ? text : "";
+}
+
 // The source tree the harness comes from, as `git describe --always --dirty` names it.
 std::string sourceVersion(const fs::path& harnessDir) {
-  const std::string cmd = "git -C " + shellWord(harnessDir.string()) + " describe --always --dirty 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "unknown";
-  char buf[256];
-  std::string text = fgets(buf, sizeof buf, p) ? buf : "";
-  pclose(p);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  std::string text = outputOf({"git", "-C", harnessDir.string(), "describe", "--always", "--dirty"});
+  text = text.substr(0, text.find('\n'));
   return text.empty() ? "unknown" : text;
 }
 
 std::string nvccVersion() {
-  for (const char* cmd : {"nvcc --version 2>/dev/null", "/usr/local/cuda/bin/nvcc --version 2>/dev/null"}) {
-    FILE* p = popen(cmd, "r");
-    if (!p) continue;
-    std::string text, last;
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) text += buf;
-    pclose(p);
-    std::stringstream lines(text);
+  for (const char* nvcc : {"nvcc", "/usr/local/cuda/bin/nvcc"}) {
+    std::stringstream lines(outputOf({nvcc, "--version"}));
+    std::string last;
     for (std::string l; std::getline(lines, l);)
       if (l.find("release") != std::string::npos) last = l;
     if (!last.empty()) return "nvcc " + oneLine(last.substr(last.find("release")), 60);
@@ -881,7 +882,7 @@ int runCoverageBench(const HostConfig& config, const std::vector<std::string>& a
   plan.cacheDir = out / ".cache";
   plan.deadline = std::chrono::milliseconds(static_cast<long long>(args->timeoutSeconds * 1000));
   CoverageRun run(out, header);
-  adoptOrphans();
+  process::adoptOrphans();
   std::mutex queueMutex;
   std::size_t next = 0;
   std::vector<std::thread> threads;
@@ -899,7 +900,7 @@ int runCoverageBench(const HostConfig& config, const std::vector<std::string>& a
       }
     });
   for (auto& t : threads) t.join();
-  stopAdoptedGroupLeaders();
+  process::stopAdoptedGroupLeaders();
   bool ok = run.finish();
   const auto rows = run.rows();
   if (args->writeExpect) {

@@ -2,6 +2,7 @@
 #include "server/HeadlessOptimize.h"
 
 #include "protocol/StitchTypes.h"
+#include "server/HostShutdown.h"
 #include "server/JobManager.h"
 #include "server/Logger.h"
 #include "server/ProgramExport.h"
@@ -218,6 +219,10 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
           std::cout << (tty ? "\r\033[K" : "") << describe(event) << std::endl;
       });
 
+  // SIGTERM, SIGINT, SIGHUP: the job is cancelled; the loop keeps its best verified candidate, the log
+  // closes as cancelled, and the report below is written before the process exits.
+  StopOnSignal stopOnSignal([&jobs](int) { jobs.cancelAll(); });
+
   JobManager::StartRequest request;
   request.uri = pathToUri(path.string());
   request.fileName = path.filename().string();
@@ -273,6 +278,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
       std::cout << "program: " << model->string() << " and " << (outDir / args->kernelsFolder).string() << "/ (candidate "
                 << kept->id << ", " << kept->status << ")\n";
   }
+  if (int signal = terminationSignal()) return 128 + signal;  // as a shell reports a process a signal ended
   if (finished->state == "improved") return 0;
   if (finished->state == "noImprovement") return 3;
   return 1;

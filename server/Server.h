@@ -34,6 +34,8 @@ public:
   }
   // The input ended (the client went away): stop jobs and exit.
   void handleEndOfInput(bool midMessage);
+  // Cancels every job and finishes (on the loop thread): for `exit`, the end of input, a termination signal.
+  void finish();
 
   // Set once `exit` arrived or the input ended; the process should then return exitCode().
   bool finished() const { return finished_; }
@@ -53,7 +55,6 @@ private:
   void onJobEvent(const agents::JobEvent& event);
   void acceptCandidate(const protocol::CandidateRef& ref, Reply reply);
   void rejectCandidate(const protocol::CandidateRef& ref, Reply reply);
-  void finish();
 
   Output& output_;
   boost::asio::thread_pool& pool_;

@@ -1,7 +1,7 @@
 // Harness worker supervision; see WorkerProcess.h.
 #include "server/WorkerProcess.h"
 
-#include "server/ChildProcess.h"
+#include "process/ChildProcess.h"
 #include "server/Logger.h"
 
 #include <cerrno>
@@ -49,7 +49,7 @@ WorkerProcess::~WorkerProcess() {
     // Ask politely first: a worker that exits by itself releases the GPU cleanly.
     writeAll(toWorker_, protocol::json{{"id", 0}, {"method", "shutdown"}, {"params", protocol::json::object()}}.dump() + "\n");
     for (int i = 0; i < 20; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      if (process::reapChild(pid_, false)) {
         pid_ = -1;
         break;
       }
@@ -62,16 +62,15 @@ WorkerProcess::~WorkerProcess() {
 std::optional<agents::WorkerError> WorkerProcess::spawn() {
   std::string pythonPath = settings_.harnessDir.string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonPath += ":" + std::string(old);
-  ChildSpec spec;
+  process::ChildSpec spec;
   spec.argv = {settings_.python, "-m", "stitchcuda_harness", "worker"};
   spec.argv.insert(spec.argv.end(), settings_.extraArgs.begin(), settings_.extraArgs.end());
   spec.setEnv = {"PYTHONPATH=" + pythonPath, "PYTHONUNBUFFERED=1"};
   if (settings_.gpu) spec.setEnv.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(*settings_.gpu));
-  spec.ownProcessGroup = true;
   spec.pipeStdin = true;
-  spec.execFailedMessage = "stitchcuda: cannot start the harness worker interpreter\n";
-  auto child = spawnChild(spec);
-  if (!child) return agents::WorkerError{"worker_start_failed", child.error(), {}, {}};
+  auto child = process::spawnChild(spec);
+  if (!child)
+    return agents::WorkerError{"worker_start_failed", "the harness worker could not start (" + child.error() + ")", {}, {}};
   pid_ = child.value().pid;
   toWorker_ = child.value().stdinFd;
   fromWorker_ = child.value().stdoutFd;
@@ -83,9 +82,7 @@ std::optional<agents::WorkerError> WorkerProcess::spawn() {
 
 void WorkerProcess::kill() {
   if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    process::killChild(pid_);
     pid_ = -1;
   }
   if (toWorker_ >= 0) ::close(toWorker_);
@@ -94,14 +91,14 @@ void WorkerProcess::kill() {
 }
 
 std::string WorkerProcess::exitDescription() {
-  int status = 0;
   pid_t pid = pid_;
-  if (::waitpid(pid_, &status, 0) != pid_) return "the worker ended";
+  const std::optional<int> reaped = process::reapChild(pid_, true);
   pid_ = -1;
   kill();  // close the pipes
+  if (!reaped) return "the worker ended";
+  const int status = *reaped;
   if (WIFEXITED(status)) {
     int code = WEXITSTATUS(status);
-    if (code == 127) return "the worker could not start (is \"" + settings_.python + "\" installed?)";
     return "the worker (pid " + std::to_string(pid) + ") exited with status " + std::to_string(code);
   }
   if (WIFSIGNALED(status))

@@ -3,11 +3,13 @@
 #include "agents/builtin/BuiltinBrain.h"
 #include "agents/llm/LlmJob.h"
 #include "agents/loop/OptimizeLoop.h"
+#include "process/ChildGroups.h"
 #include "server/BenchCommand.h"
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
 #include "server/HeadlessVerify.h"
 #include "server/ScoreCommand.h"
+#include "server/HostShutdown.h"
 #include "server/Logger.h"
 #include "server/Server.h"
 #include "server/StdioTransport.h"
@@ -198,10 +200,17 @@ int serve(CommonOptions common, const std::vector<std::string>& rest) {
             });
           });
     }).detach();
+    server::StopOnSignal stopOnSignal([&loop, &srv](int) {
+      boost::asio::post(loop, [&srv] {
+        if (!srv.finished()) srv.finish();
+      });
+    });
     server::logInfo("serving on stdio");
     loop.run();
+    if (int signal = server::terminationSignal()) exitCode = 128 + signal;
     if (!drainPool(pool, std::chrono::seconds(5))) {
       server::logWarning("jobs did not stop in time; exiting with status " + std::to_string(exitCode) + " anyway");
+      process::stopChildGroups(std::chrono::seconds(2));
       std::_Exit(exitCode);
     }
   }
@@ -212,6 +221,7 @@ int serve(CommonOptions common, const std::vector<std::string>& rest) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  server::installHostShutdown();   // before any thread starts
   std::signal(SIGPIPE, SIG_IGN);  // a closed client pipe is an error value, not a death
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     std::cout << kUsage;
@@ -230,6 +240,8 @@ int main(int argc, char** argv) {
   if (!parseCommon(argc, argv, 2, common, rest)) return 2;
   server::Logger::instance().setLevel(common.logLevel);
   if (common.logFile) server::Logger::instance().openFile(*common.logFile);
+  // serve and optimize cancel their jobs at the first signal (StopOnSignal); the others stop at once.
+  server::watchTerminationSignals(std::chrono::seconds(10));
 
   if (command == "serve") return serve(std::move(common), rest);
   if (command == "optimize") return server::runHeadlessOptimize(common.config, runnerFactory(), rest);

@@ -130,8 +130,10 @@ std::optional<std::vector<prof::KernelMetrics>> ProfilePhase::ncuMetrics(const P
   ++ncuRunsUsed_;
   prof::NcuRequest r = ncuBase_;
   r.candidate = s.dir;
+  r.cancelled = [&cancel] { return cancel.cancelled(); };
   auto run = prof::runNcu(r);
   if (!run) {
+    if (run.error().code == "cancelled") return std::nullopt;  // the job is ending; no fallback to announce
     fallback(run.error());
     // Neither a missing tool nor a counter permission changes within a job: stop asking.
     if (run.error().code == "tool_missing" || run.error().code == "counters_permission") ncuReady_ = false;

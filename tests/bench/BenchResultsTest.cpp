@@ -12,6 +12,7 @@
 
 using namespace stitch::server;
 using namespace stitch::server::bench;
+using stitch::process::ChildOutcome;
 namespace fs = std::filesystem;
 
 namespace {

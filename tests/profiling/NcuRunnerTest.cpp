@@ -4,7 +4,6 @@
 
 #include "profiling/NcuRunner.h"
 #include "profiling/ProfilerFallback.h"
-#include "profiling/Subprocess.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -118,6 +117,16 @@ TEST(NcuRunner, HangingProfilerTimesOut) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
 }
 
+TEST(NcuRunner, ACancelledJobStopsTheProfiler) {
+  auto req = request(fakeTool("sleep 30"));
+  const auto t0 = std::chrono::steady_clock::now();
+  req.cancelled = [&] { return std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(300); };
+  auto r = runNcu(req);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "cancelled");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
 TEST(ProfilerFallback, EachCauseIsSaidOncePerJobAndNamesTheFallback) {
   FallbackNotices notices;
   ProfileError perm{"counters_permission", "no permission (ERR_NVGPUCTRPERM)"};
@@ -128,24 +137,4 @@ TEST(ProfilerFallback, EachCauseIsSaidOncePerJobAndNamesTheFallback) {
   EXPECT_FALSE(notices.first("Nsight Compute", perm));
   EXPECT_TRUE(notices.first("Nsight Compute", ProfileError{"timeout", "slow"}));
   EXPECT_TRUE(notices.first("Nsight Systems", perm));
-}
-
-TEST(Subprocess, ReportsExitCodeAndOutput) {
-  auto r = runProcess({{"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, {{"STITCH_X", "1"}}, {}, std::chrono::seconds(10)});
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.value().exitCode, 3);
-  EXPECT_EQ(r.value().out, "out\n");
-  EXPECT_EQ(r.value().err, "err\n");
-}
-
-TEST(Subprocess, PassesTheExtraEnvironment) {
-  auto r = runProcess({{"/bin/sh", "-c", "printf %s \"$STITCH_X\""}, {{"STITCH_X", "hello"}}, {}, std::chrono::seconds(10)});
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.value().out, "hello");
-}
-
-TEST(Subprocess, UnknownProgramIsASpawnError) {
-  auto r = runProcess({{"stitch-no-such-program-xyz"}, {}, {}, std::chrono::seconds(10)});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code, "spawn_failed");
 }

@@ -24,7 +24,7 @@ export PYTHONUNBUFFERED=1
 cat "$OUT/env.txt"
 
 echo "== build the probe (g++)"
-g++ -std=c++20 -O1 -I. profiling/*.cpp tests/profiling/gpu_profile_probe.cpp -o /tmp/gpu_profile_probe 2>&1 | tail -20
+g++ -std=c++20 -O1 -I. process/*.cpp profiling/*.cpp tests/profiling/gpu_profile_probe.cpp -o /tmp/gpu_profile_probe 2>&1 | tail -20
 
 echo "== harness fixtures (record_traces.py)"
 timeout 150 python3 tests/profiling/record_traces.py "$FIX" "$CACHE" 2> "$FIX/record_traces.stderr.log"; echo "record_traces rc=$?"
