@@ -16,6 +16,8 @@ from .errors import HarnessError, is_sticky_cuda_error
 from .profile_methods import methods as profile_methods
 
 EXIT_STICKY = 3
+EXIT_HOST_GONE = 4        # the reply pipe closed under a write
+EXIT_INTERRUPTED = 130    # SIGINT, as a shell reports it
 
 
 def _param(params: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
@@ -69,6 +71,8 @@ class Worker:
                 self.channel.send({"id": request_id, "error": err.to_json()})
                 if err.code == "cuda_sticky_error":
                     return EXIT_STICKY
+            except BrokenPipeError:
+                raise  # the host is gone: nobody to report to
             except Exception as exc:  # a harness bug or an unclassified user error: report, keep serving
                 traceback.print_exc(file=sys.stderr)
                 sticky = is_sticky_cuda_error(exc)
@@ -143,7 +147,13 @@ class Worker:
 
 def main() -> int:
     channel = Channel()
-    status = Worker(channel).serve()
+    try:
+        status = Worker(channel).serve()
+    except (BrokenPipeError, KeyboardInterrupt) as exc:
+        # The host went away (its end of the pipe closed) or Ctrl-C reached a worker started by hand:
+        # an ending, not a fault, so no traceback. Exit at once, as after a sticky error: teardown
+        # would flush to the closed pipe again.
+        os._exit(EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_HOST_GONE)
     if status == EXIT_STICKY:
         os._exit(EXIT_STICKY)  # skip interpreter teardown: CUDA calls during it can hang on a lost context
     return status

@@ -12,6 +12,7 @@ from unittest import mock
 import torch
 
 from tests.harness import REPO
+from stitchcuda_harness import tolerance
 from stitchcuda_harness.kernelbench_protocol import kernelbench_check
 from stitchcuda_harness.nvcc_build import find_nvcc
 from stitchcuda_harness.verifier import verify
@@ -119,6 +120,26 @@ class VerifierErrorTest(unittest.TestCase):
         self.assertIn("not the candidate", finding["message"])
         for candidate_check in ("output_mismatch", "candidate_runtime_error", "weights_differ"):
             self.assertNotIn(candidate_check, v["failed_checks"])
+
+    def test_comparison_whose_allocator_runs_out_of_memory_is_the_verifiers(self) -> None:
+        # The real comparison runs; the allocator under it fails as PyTorch's CUDA caching allocator
+        # does when a 6.4 GB problem's slices no longer fit beside the trial's tensors.
+        class FailingAllocator:
+            def __getattr__(self, name: str) -> object:
+                return getattr(torch, name)
+
+            def zeros(self, *args: object, **kwargs: object) -> torch.Tensor:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 79.10 GiB "
+                                                  "total capacity; 78.95 GiB already allocated)")
+
+        with mock.patch.object(tolerance, "torch", FailingAllocator()), mock.patch("traceback.print_exc"):
+            v = run(LINEAR_BN, "same_modules.py")
+        self.assertEqual(v["status"], "verifier_error")
+        finding = next(f for f in v["findings"] if f["check"] == "verifier_error")
+        self.assertEqual((finding["data"]["stage"], finding["data"]["out_of_memory"]), ("correctness", True))
+        self.assertIn("OutOfMemoryError", finding["message"])
+        for comparison_check in ("output_mismatch", "nan_or_inf", "shape_mismatch", "candidate_runtime_error"):
+            self.assertNotIn(comparison_check, v["failed_checks"])
 
     def test_candidates_own_out_of_memory_stays_the_candidates(self) -> None:
         fd, cand = tempfile.mkstemp(suffix=".py")
