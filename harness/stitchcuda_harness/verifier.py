@@ -462,8 +462,42 @@ class Verification:
         """Both models ran the same trial inputs the same number of times: their buffers (BatchNorm's
         running statistics in training mode) must have moved alike."""
         with self._stage("buffers"):
-            for message in buffer_differences(self.ref_model, self.model, self.config.tolerance):
+            tol = self.config.tolerance
+            mismatches, _ = buffer_differences(self.ref_model, self.model, tol)
+            if mismatches:
+                truth, why = self._buffer_truth()
+                if truth is None:
+                    self.verdict.ground_truth["buffers_skipped"] = why
+                else:
+                    mismatches, by_truth = buffer_differences(self.ref_model, self.model, tol, truth)
+                    if by_truth:
+                        self.verdict.ground_truth["buffers_by_truth"] = by_truth
+            for message in mismatches:
                 self.verdict.add(Finding("buffer_mismatch", message, "comparison"))
+
+    def _buffer_truth(self) -> tuple[Optional[dict[str, torch.Tensor]], str]:
+        """The reference's buffers as they move in float64: Model built again under the seed, cast
+        to float64 and run on every trial's inputs (drawn again from their seeds) in order, so
+        running statistics can be judged by the truth rule as outputs are. (None, why) where it
+        cannot run."""
+        try:
+            model = self.task.instantiate(self.device, self.config.seed).double()
+            with torch.no_grad():
+                for i in range(self.config.trials + 1):
+                    x64 = [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+                           for v in self._trial_inputs(i)[2]]
+                    self.task.forward(model, x64)
+                    del x64
+            return {name: b for name, b in model.named_buffers()}, ""
+        except Exception as exc:
+            if is_sticky_cuda_error(exc):
+                raise
+            if is_out_of_memory(exc):
+                return None, "the fp64 run of the trials for the buffers' truth ran out of memory"
+            return None, f"the reference failed in float64: {type(exc).__name__}: {exc}"[:300]
+        finally:
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
 
     def _buffer_reuse_and_determinism(self) -> None:
         """Same buffers, new values: a candidate that caches by pointer (or by anything but the
