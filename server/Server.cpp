@@ -1,5 +1,6 @@
 // Handlers of the LSP server; see Server.h.
 #include "server/Server.h"
+#include "server/ScoreMethod.h"
 
 #include "server/EditorFeatures.h"
 #include "server/Logger.h"
@@ -105,7 +106,7 @@ void Server::bindLifecycle() {
                {{"stitchcuda",
                  {{"protocolVersion", 1},
                   {"methods", {"stitchcuda/optimize", "stitchcuda/cancelJob", "stitchcuda/listJobs",
-                               "stitchcuda/waitJob", "stitchcuda/openJobLog"}}}}}}}},
+                               "stitchcuda/waitJob", "stitchcuda/openJobLog", "stitchcuda/score"}}}}}}}},
             {"serverInfo", {{"name", "stitchcuda"}, {"version", kVersion}}}});
       });
   dispatcher_.addNotification("initialized", [](const json&) {});
@@ -237,6 +238,7 @@ void Server::rejectCandidate(const protocol::CandidateRef& ref, Reply reply) {
 }
 
 void Server::bindJobs() {
+  bindScoreMethod(dispatcher_, pool_, config_, jobs_);
   bindScoreMethod(dispatcher_, pool_, config_, jobs_);
   dispatcher_.request<protocol::OptimizeParams>(
       "stitchcuda/optimize", [this](protocol::OptimizeParams p, Reply reply, CancelToken) {

@@ -166,6 +166,7 @@ private:
       }
     }
     lastVerdict_ = buildVerdict(reply, fb.built);
+    keepVerdict(d.dir);
     context_.emit(event);
     builtAny_ = builtAny_ || fb.built;
     return fb;
@@ -184,6 +185,7 @@ private:
                 {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
     WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
     lastVerdict_ = verdictOf(reply);
+    keepVerdict(d.dir);
     auto event = candidateEvent(id, d, "");
     if (!reply.ok() && reply.error->code == "cancelled") {
       log("VERIFY", "verification of " + id + " was cancelled; it stays unjudged");
@@ -372,6 +374,14 @@ private:
     json v{{"passed", false}, {"status", built ? "needs_gpu" : "failed"}, {"failed_checks", {check}}};
     if (reply.ok() && !reply.result->value("builds", json::array()).empty()) v["build"] = (*reply.result)["builds"][0];
     return v;
+  }
+
+  // The verdict beside the candidate (verdict.json), so it can be scored later without running it
+  // again (stitchcuda/score of a job's candidate).
+  void keepVerdict(const std::filesystem::path& dir) {
+    if (lastVerdict_.is_null()) return;
+    std::ofstream out(dir / "verdict.json");
+    out << lastVerdict_.dump(1) << "\n";
   }
 
   // One CODE/REFINE step as a training transition, with its rubric reward (the harness's `score`).

@@ -43,6 +43,14 @@ const std::map<std::string, Check>& typed() {
       {"stitchcuda.openJobLog.request", as<protocol::OpenJobLogParams>()},
       {"stitchcuda.waitJob.result", as<protocol::JobFinishedParams>()},
       {"stitchcuda.listJobs.result", [](const json& j) { (void)j.at("jobs").get<std::vector<protocol::JobSummary>>(); }},
+      {"stitchcuda.score.result",
+       [](const json& j) {  // SCORE.md: the schema, a reward, the rule and the four dimensions with scores
+         if (j.at("schema") != "stitchcuda.score/1") throw std::runtime_error("not stitchcuda.score/1");
+         (void)j.at("reward").get<double>();
+         for (const char* d : {"anti_hacking", "cuda_engineering", "operator_coverage", "skill_compliance"})
+           (void)j.at("rubric").at(d).at("score");
+         (void)j.at("rule").at("score");
+       }},
       {"textDocument.codeLens.result",
        [](const json& j) {
          for (const auto& lens : j) {
@@ -103,7 +111,8 @@ TEST(ProtocolExamples, EveryCatalogueMethodHasAnExample) {
                         "textDocument/hover", "textDocument/codeLens", "textDocument/codeAction",
                         "workspace/executeCommand", "stitchcuda/optimize", "stitchcuda/plan",
                         "stitchcuda/candidate", "stitchcuda/profile", "stitchcuda/log", "stitchcuda/jobFinished",
-                        "stitchcuda/cancelJob", "stitchcuda/listJobs", "stitchcuda/waitJob", "stitchcuda/openJobLog"})
+                        "stitchcuda/cancelJob", "stitchcuda/listJobs", "stitchcuda/waitJob", "stitchcuda/openJobLog",
+                        "stitchcuda/score"})
     EXPECT_TRUE(methods.count(m)) << m;
 }
 
