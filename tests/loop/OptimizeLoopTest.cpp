@@ -4,6 +4,7 @@
 // method results, the profiling fixtures); `ncu` is a script that replays a recorded ncu log.
 #include "agents/JobLog.h"
 #include "agents/loop/OptimizeLoop.h"
+#include "agents/loop/TransitionLog.h"
 
 #include <gtest/gtest.h>
 
@@ -527,4 +528,44 @@ TEST_F(OptimizeLoopTest, VerifierFailureIsNeverAdviceForTheCandidate) {
       }
     }
   }
+}
+
+// --record-transitions: one training record per CODE/REFINE step, with what the Coder was given
+// (a refinement: the previous round's feedback and candidate), its verdict, the feedback it produced
+// and the harness's rubric score; each judged candidate's verdict is kept beside it. Without the
+// option nothing is scored.
+TEST_F(OptimizeLoopTest, RecordedTransitionsCarryEachStepWithWhatItWasGiven) {
+  script.verdicts = {ok(failingVerdict()), ok(passingVerdict())};
+  options.budget.iterations = 2;
+  limits.recordTransitions = root / "transitions";
+  script.intercept = [](const std::string& method) -> std::optional<WorkerReply> {
+    if (method == "score") return ok({{"schema", "stitchcuda.score/1"}, {"reward", 0.5}});
+    return std::nullopt;
+  };
+  run();
+  auto read = loop::readTransitions(root / "transitions" / "j.transitions.jsonl");
+  ASSERT_TRUE(read.ok()) << read.error();
+  ASSERT_EQ(read.value().size(), 2u);
+  const auto& first = read.value()[0];
+  const auto& second = read.value()[1];
+  EXPECT_EQ(first.skill, "generate");
+  EXPECT_EQ(first.candidateId, "c1");
+  EXPECT_EQ(first.verdict["failed_checks"], failingVerdict()["failed_checks"]);
+  ASSERT_TRUE(first.profile);  // the fix-mode feedback c1 produced...
+  EXPECT_EQ(first.profile->at("mode"), "fix");
+  EXPECT_EQ(second.skill, "refine");  // ...is what c2 was given
+  EXPECT_EQ(second.feedback, first.profile);
+  EXPECT_EQ(second.previousCandidateId, "c1");
+  EXPECT_TRUE(second.verdict["passed"].get<bool>());
+  EXPECT_EQ(second.reward->at("reward"), 0.5);
+  EXPECT_NE(second.files.at("candidate.cu").find("// kernels of c2"), std::string::npos);
+  EXPECT_EQ(calls("score"), 2);
+  for (const char* c : {"c1", "c2"}) EXPECT_TRUE(fs::is_regular_file(root / "jobs/j/candidates" / c / "verdict.json")) << c;
+}
+
+TEST_F(OptimizeLoopTest, NothingIsScoredWithoutRecordTransitions) {
+  script.verdicts = {ok(passingVerdict())};
+  options.budget.iterations = 1;
+  run();
+  EXPECT_EQ(calls("score"), 0);
 }
