@@ -8,6 +8,7 @@ import { registerCommands } from './commands';
 import { PlanView } from './views/planView';
 import { registerCandidateDiff } from './views/candidateDiff';
 import { ProfileDecorations } from './views/profileDecorations';
+import { RubricHover } from './views/rubricHover';
 import { StatusBar } from './views/statusBar';
 
 let host: HostClient | undefined;
@@ -23,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     planView,
     vscode.window.createTreeView('stitchcuda.plan', { treeDataProvider: planView, showCollapseAll: true }),
     new ProfileDecorations(store),
+    new RubricHover(store, host),
     new StatusBar(store, host),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!RESTART_KEYS.some((k) => e.affectsConfiguration(k)) || !host || host.state === 'stopped') return;

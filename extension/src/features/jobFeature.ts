@@ -1,4 +1,4 @@
-// The job requests (stitchcuda/optimize, cancelJob, listJobs, openJobLog) and the work-done
+// The job requests (stitchcuda/optimize, cancelJob, listJobs, openJobLog, score) and the work-done
 // progress of an optimize request, whose token the client makes and so also listens to.
 
 import { randomUUID } from 'crypto';
@@ -73,6 +73,11 @@ export class JobFeature implements StaticFeature {
 
   async listJobs(): Promise<JobSummary[]> {
     return parseListJobsResult(await this.client.sendRequest(Methods.listJobs, {}));
+  }
+
+  /** The rubric reward of a job's candidate (protocol/SCORE.md), unparsed: model/rubric.ts reads it. */
+  async score(jobId: string, candidateId: string): Promise<unknown> {
+    return this.client.sendRequest('stitchcuda/score', { jobId, candidateId });
   }
 
   async openJobLog(path: string): Promise<string> {
