@@ -2,6 +2,7 @@
 #include "server/ScoreCommand.h"
 
 #include "server/ResultFiles.h"
+#include "server/ScoreJudge.h"
 #include "server/Scoring.h"
 #include "server/WorkerProcess.h"
 
@@ -23,8 +24,9 @@ const char* kScoreUsage =
     "usage: stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json]\n"
     "                        [--previous CAND --feedback FEEDBACK.json [--previous-verdict VERDICT.json]]\n"
     "                        [--plan PLAN.json] [--weight NAME=W]... [--allow-precision tf32|fp16|bf16]\n"
-    "                        [--precision eager|fp32] [--json]\n"
-    "       stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--weight NAME=W]...\n";
+    "                        [--precision eager|fp32] [--judge openai|anthropic [--judge-model M] [--judge-base-url URL]]\n"
+    "                        [--json]\n"
+    "       stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--weight NAME=W]... [--judge ...]\n";
 
 struct Args {
   json request = json::object();  // as a batch row or the protocol's params
@@ -32,6 +34,7 @@ struct Args {
   std::string batch;
   std::string out;
   int gpus = 1;
+  std::optional<JudgeOptions> judge;  // --judge: an LLM's rubric beside the deterministic one
 };
 
 std::optional<Args> parseArgs(const std::vector<std::string>& args) {
@@ -57,6 +60,14 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     else if (arg == "--allow-precision") a.request["allowPrecision"].push_back(*v);
     else if (arg == "--batch") a.batch = *v;
     else if (arg == "--out") a.out = *v;
+    else if (arg == "--judge") {
+      if (*v != "openai" && *v != "anthropic") {
+        std::cerr << "stitchcuda score: --judge takes openai or anthropic, not " << *v << "\n";
+        return std::nullopt;
+      }
+      (a.judge ? *a.judge : a.judge.emplace()).provider = *v;
+    } else if (arg == "--judge-model") (a.judge ? *a.judge : a.judge.emplace()).model = *v;
+    else if (arg == "--judge-base-url") (a.judge ? *a.judge : a.judge.emplace()).baseUrl = *v;
     else if (arg == "--weight") {
       const auto eq = v->find('=');
       try {
@@ -80,6 +91,10 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
       std::cerr << "stitchcuda score: unexpected argument " << arg << "\n" << kScoreUsage;
       return std::nullopt;
     }
+  }
+  if (a.judge && a.judge->provider.empty()) {
+    std::cerr << "stitchcuda score: --judge-model and --judge-base-url need --judge openai|anthropic\n";
+    return std::nullopt;
   }
   const bool single = a.request.contains("reference") || a.request.contains("candidate");
   if (a.batch.empty() ? !a.request.contains("reference") || !a.request.contains("candidate")
@@ -130,6 +145,27 @@ void printScore(const json& r) {
             << joined(rubric["operator_coverage"].value("evidence", json::array())) << " (" << r.value("coverageSource", "")
             << ")\n  skill compliance " << number(rubric["skill_compliance"]["score"]) << ": "
             << joined(rubric["skill_compliance"].value("evidence", json::array())) << "\n";
+  if (!r.contains("judge")) return;
+  const json& judge = r["judge"];
+  if (judge.contains("error")) {
+    std::cout << "  judge: not available: " << judge["error"].get<std::string>() << "\n";
+    return;
+  }
+  std::cout << "  judge (" << judge.value("provider", "") << " " << judge.value("model", "")
+            << ", beside the scores above, never replacing them):";
+  const json scores = judge.value("scores", json::object());
+  for (const auto& [name, s] : scores.items())
+    std::cout << " " << name << " " << number(s["score"]) << ";";
+  std::cout << " " << judge.value("summary", "") << "\n";
+}
+
+// Scores one request and, with --judge, adds the LLM's rubric beside it.
+ScoreResult scoreWithJudge(agents::Worker& worker, const HostConfig& config, const Args& args, ScoreInputs inputs) {
+  const ScoreInputs kept = inputs;
+  auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache", config.workerDeadline,
+                          agents::CancelToken());
+  if (r.ok() && args.judge) r.value()["judge"] = judgeScore(*args.judge, config, kept, r.value());
+  return r;
 }
 
 WorkerProcess makeWorker(const HostConfig& config, std::optional<int> gpu) {
@@ -147,8 +183,7 @@ int scoreOne(const HostConfig& config, const Args& args) {
     return 2;
   }
   auto worker = makeWorker(config, std::nullopt);
-  auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache", config.workerDeadline,
-                          agents::CancelToken());
+  auto r = scoreWithJudge(worker, config, args, std::move(inputs));
   if (!r.ok()) {
     if (args.asJson) std::cout << json{{"error", {{"code", r.error().code}, {"message", r.error().message}}}}.dump(2) << "\n";
     else std::cerr << "stitchcuda score: " << r.error().message << " [" << r.error().code << "]\n";
@@ -209,8 +244,7 @@ int scoreBatch(const HostConfig& config, const Args& args) {
       try {
         if (row.is_discarded()) throw std::invalid_argument("line is not JSON");
         if (args.request.contains("weights") && !row.contains("weights")) row["weights"] = args.request["weights"];
-        auto r = scoreCandidate(worker, scoreInputsFrom(row), config.jobsDir / ".verify-cache", config.workerDeadline,
-                                agents::CancelToken());
+        auto r = scoreWithJudge(worker, config, args, scoreInputsFrom(row));
         if (r.ok()) {
           line.update(r.value());
           ++scored;

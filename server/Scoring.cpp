@@ -37,7 +37,8 @@ std::string absolute(const std::string& path) {
 // The operators the candidate declares it leaves in PyTorch, as the verdict reports them.
 std::map<std::string, int> declaredOps(const json& verdict) {
   std::map<std::string, int> out;
-  for (const auto& [op, n] : verdict.value("pytorch_ops", json::object()).items())
+  const json declared = verdict.value("pytorch_ops", json::object());
+  for (const auto& [op, n] : declared.items())
     if (n.is_number_integer()) out[op] = n.get<int>();
   return out;
 }

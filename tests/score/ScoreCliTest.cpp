@@ -108,6 +108,19 @@ TEST(ScoreCli, AnHonestCandidateEarnsItsSpeedAndTheGraphsCoverage) {
   EXPECT_NE(text.out.find("anti-hacking 1: 16 guards passed"), std::string::npos) << text.out;
 }
 
+TEST(ScoreCli, OperatorsAVerdictReportsLeftInPyTorchAreNotCovered) {
+  const auto work = workDir("partial");
+  json v = honestVerdict();
+  v["pytorch_ops"] = {{"aten::relu", 1}};  // as a partial candidate's verdict reports its declaration
+  const auto verdict = writeJson(work / "verdict.json", v);
+  auto r = score(work, "--reference examples/elementwise_chain.py --candidate tests/harness/honest/elementwise_chain"
+                       " --verdict " + verdict.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json cover = json::parse(r.out)["rubric"]["operator_coverage"];
+  EXPECT_EQ(cover["coveredOperators"].get<int>(), cover["operators"].get<int>() - 1);
+  EXPECT_LT(cover["timeShare"].get<double>(), 1.0);
+}
+
 TEST(ScoreCli, WithoutAVerdictTheVerifierRuns) {
   const auto work = workDir("verify");
   auto r = score(work, "--reference tests/harness/fixtures/small_elementwise.py --candidate tests/harness/honest/host_elementwise --json");

@@ -1,7 +1,8 @@
 // The LLM brain's prompts, written for this project: the Planner's (a JSON plan), the Coder's
 // (one complete fast-path candidate, from scratch or refining the last one), the Verifier's
-// advice (one issue per round) and the message that sends an invalid answer back. Each
-// function only fills text in; what goes into the slots is decided by the brain.
+// advice (one issue per round), the rubric judge's (`stitchcuda score --judge`) and the message
+// that sends an invalid answer back. Each function only fills text in; what goes into the slots
+// is decided by the brain.
 #pragma once
 
 #include "agents/loop/Brain.h"
@@ -48,6 +49,20 @@ std::string coderRefine(const RefineInput& in);
 // The Verifier's judgement of the last candidate as one issue for the Coder: what failed (or
 // limits speed), why, and the one change to make — backed by the numbers the verifier had.
 std::string advice(const loop::Feedback& feedback);
+
+// The rubric judge (protocol/SCORE.md, --judge): the four dimensions scored by a model, reported
+// beside the deterministic scores and never replacing them or the guards.
+struct JudgeInput {
+  std::string taskSource;      // the reference (KernelBench format)
+  std::string candidateCuda;   // "" for a load_inline file
+  std::string candidatePython;
+  std::string deterministic;   // the deterministic score's summary, JSON
+  std::string feedback;        // a refinement's feedback, JSON ("" for a generation)
+  std::string previousCuda;    // the refined candidate's CUDA ("" for a generation)
+};
+
+std::string judgeSystem();
+std::string judgeUser(const JudgeInput& in);
 
 // Sends an answer that failed parsing back: the exact error and what a valid answer looks like.
 std::string repair(const std::string& error, bool truncated);
