@@ -148,8 +148,8 @@ void killChild(pid_t pid) {
 
 std::string ChildOutcome::describe() const {
   if (!startError.empty()) return "could not be started: " + startError;
-  if (timedOut) return "timed out after " + protocol::fixed(seconds, 0) + " s and was killed";
-  if (cancelled) return "was cancelled and killed";
+  if (timedOut) return "timed out after " + protocol::fixed(seconds, 0) + " s and was stopped";
+  if (cancelled) return "was cancelled and stopped";
   if (signal) return "was killed by signal " + std::to_string(*signal) + " (" + ::strsignal(*signal) + ")";
   if (exitCode) return "exited with status " + std::to_string(*exitCode);
   return "ended";
@@ -176,7 +176,7 @@ ChildOutcome runChild(const ChildSpec& spec, std::chrono::milliseconds timeout,
   std::string pending;
   bool outOpen = true, errOpen = child.stderrFd >= 0;
   std::optional<int> status;
-  std::optional<Clock::time_point> drainUntil;
+  std::optional<Clock::time_point> killAt, drainUntil;
   auto emitLines = [&] {
     std::size_t eol;
     while ((eol = pending.find('\n')) != std::string::npos) {
@@ -187,11 +187,15 @@ ChildOutcome runChild(const ChildSpec& spec, std::chrono::milliseconds timeout,
   while (true) {
     if (!status) status = reapChild(child.pid, false);
     auto now = Clock::now();
-    if (!status && (now - start >= timeout || (cancelled && cancelled()))) {
+    if (!status && !killAt && (now - start >= timeout || (cancelled && cancelled()))) {
       (now - start >= timeout ? outcome.timedOut : outcome.cancelled) = true;
+      killAt = now + spec.stopGrace;
+      if (spec.stopGrace.count() > 0) ::kill(-child.pid, SIGTERM);
+    }
+    if (!status && killAt && now >= *killAt) {
       ::kill(-child.pid, SIGKILL);
       status = reapChild(child.pid, true);
-      if (!status) status = 0;
+      if (!status) status = SIGKILL;  // reaped elsewhere: the wait status of the kill itself
     }
     if (status) {
       if (!outOpen) break;
@@ -227,8 +231,7 @@ ChildOutcome runChild(const ChildSpec& spec, std::chrono::milliseconds timeout,
   if (!pending.empty()) onStdoutLine(pending);
   closeFd(child.stdoutFd);
   closeFd(child.stderrFd);
-  if (outcome.timedOut || outcome.cancelled) outcome.signal = SIGKILL;
-  else if (WIFEXITED(*status)) outcome.exitCode = WEXITSTATUS(*status);
+  if (WIFEXITED(*status)) outcome.exitCode = WEXITSTATUS(*status);
   else if (WIFSIGNALED(*status)) outcome.signal = WTERMSIG(*status);
   outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return outcome;

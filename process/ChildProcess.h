@@ -22,6 +22,9 @@ struct ChildSpec {
   std::vector<std::string> setEnv;     // "NAME=value"; replaces an inherited NAME
   bool pipeStdin = false;              // otherwise stdin is /dev/null (never the host's: it may be the LSP stream)
   bool pipeStderr = false;             // otherwise the child shares the parent's stderr
+  // runChild's stop at the deadline or a cancel: SIGTERM to the group first and this long to exit (a
+  // `stitchcuda optimize` then writes its report and stops its worker), then SIGKILL; 0: SIGKILL at once.
+  std::chrono::milliseconds stopGrace{0};
 };
 
 // The running child and the parent's ends of its pipes (-1 where not piped); all O_CLOEXEC.
@@ -47,21 +50,21 @@ void killChild(pid_t pid);
 // How a run through `runChild` ended.
 struct ChildOutcome {
   std::string startError;          // set when the child could not be started at all
-  bool timedOut = false;           // killed at the deadline
-  bool cancelled = false;          // killed because the caller's cancel check said so
-  std::optional<int> exitCode;     // when it exited by itself
-  std::optional<int> signal;       // when a signal ended it (also SIGKILL at the deadline or a cancel)
+  bool timedOut = false;           // stopped at the deadline
+  bool cancelled = false;          // stopped because the caller's cancel check said so
+  std::optional<int> exitCode;     // when it exited (also after a stop's SIGTERM)
+  std::optional<int> signal;       // when a signal ended it
   std::string stderrTail;          // the last few KB of its stderr (when piped)
   double seconds = 0;
 
   bool exitedWith(int code) const { return exitCode && *exitCode == code; }
-  // "exited with status 1", "was killed by signal 11 (Segmentation fault)", "timed out after 30 s and was killed"...
+  // "exited with status 1", "was killed by signal 11 (Segmentation fault)", "timed out after 30 s and was stopped"...
   std::string describe() const;
 };
 
 // Runs the child to the end, calling `onStdoutLine` (on this thread) with each line of its stdout
 // and `onStderr` (when set) with each chunk of its stderr. At `timeout`, or when `cancelled` (checked
-// every 100 ms) returns true, the child's process group is killed with SIGKILL. The stdout pipe is
+// every 100 ms) returns true, the child's process group is stopped (spec.stopGrace). The stdout pipe is
 // read to its end; stderr only while the child lives (a grandchild may hold it open). Requires
 // spec.pipeStdin == false.
 ChildOutcome runChild(const ChildSpec& spec, std::chrono::milliseconds timeout,

@@ -166,6 +166,9 @@ TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& g
   spec.argv.insert(spec.argv.end(), plan.forward.begin(), plan.forward.end());
   spec.setEnv = {"CUDA_VISIBLE_DEVICES=" + gpu};
   spec.pipeStderr = true;
+  // Past the timeout optimize gets SIGTERM first: it cancels its job, writes its report and stops its
+  // worker (its own last resort is 10 s later), so the next task is timed on a free GPU.
+  spec.stopGrace = std::chrono::seconds(15);
 
   bench::OptimizeRunReader reader;
   process::ChildOutcome outcome = process::runChild(
@@ -180,8 +183,8 @@ TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& g
     }
   }
   TaskResult result = reader.result(task, outcome, report);
-  // A killed optimize leaves its harness worker behind, adopted by this process; it must not run on
-  // while the next task is timed on that GPU.
+  // An optimize that had to be killed may leave what its worker started (nvcc) behind, adopted by this
+  // process; it must not run on while the next task is timed on that GPU.
   if (int stopped = process::stopAdoptedGroupLeaders(); stopped > 0)
     result.log.push_back("stopped " + std::to_string(stopped) + " process group(s) left running by a killed optimize");
   return result;

@@ -1,6 +1,6 @@
 // Pins how the host runs a child: stdout line by line (a last line without a newline too), stderr's
-// tail, the environment it is given, stdin from /dev/null, a kill at the deadline or at a cancel that
-// takes the child's own children with it, a program that cannot be started, the signal mask and
+// tail, the environment it is given, stdin from /dev/null, a stop at the deadline or at a cancel that
+// takes the child's own children with it (SIGKILL, or SIGTERM first with a grace), a program that cannot be started, the signal mask and
 // dispositions it starts with, and its death with the thread that started it.
 #include "process/ChildGroups.h"
 #include "process/ChildProcess.h"
@@ -90,7 +90,27 @@ TEST(ChildProcess, ACancelCheckStopsTheRun) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   EXPECT_TRUE(o.cancelled);
   EXPECT_FALSE(o.timedOut);
-  EXPECT_EQ(o.describe(), "was cancelled and killed");
+  EXPECT_EQ(o.describe(), "was cancelled and stopped");
+}
+
+TEST(ChildProcess, AStopGraceLetsTheChildEndOnSigterm) {
+  ChildSpec spec = shell("trap 'echo stopping; exit 3' TERM; echo started; while :; do sleep 0.1; done");
+  spec.stopGrace = 5s;
+  std::vector<std::string> lines;
+  const auto start = std::chrono::steady_clock::now();
+  ChildOutcome o = runChild(spec, 500ms, [&](std::string_view l) { lines.emplace_back(l); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s) << "it was not given SIGTERM first";
+  EXPECT_TRUE(o.timedOut);
+  EXPECT_TRUE(o.exitedWith(3)) << o.describe();
+  EXPECT_EQ(lines, (std::vector<std::string>{"started", "stopping"}));
+}
+
+TEST(ChildProcess, AStopGraceEndsInSigkillForAChildThatIgnoresSigterm) {
+  ChildSpec spec = shell("trap '' TERM; while :; do sleep 0.1; done");
+  spec.stopGrace = 500ms;
+  ChildOutcome o = runChild(spec, 300ms, [](std::string_view) {});
+  EXPECT_TRUE(o.timedOut);
+  EXPECT_EQ(o.signal, SIGKILL);
 }
 
 TEST(ChildProcess, AProgramThatCannotStartIsAStartError) {
