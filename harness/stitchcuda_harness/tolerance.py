@@ -138,8 +138,12 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, overrides: Optional[di
 
 @dataclass
 class TruthComparison:
-    """design §7's second rule: |cand - truth| <= |ref - truth| + atol + rtol*|truth| wherever the
-    plain rule fails; both sides' max abs error against the fp64 truth."""
+    """design §7's second rule: no element of the candidate is further from the fp64 truth than the
+    reference's furthest element, plus the tolerance: |cand - truth| <= max|ref - truth| + atol +
+    rtol*|truth| wherever the plain rule fails; both sides' max abs error against the truth.
+    The bound is the reference's worst error, not its error at the same element: two TF32
+    computations round differently element by element, so a candidate exactly as accurate as eager
+    overall (or ten times more accurate) would otherwise fail wherever eager happens to be close."""
     passed: bool
     mismatched: int
     candidate_err: float
@@ -150,21 +154,27 @@ def compare_with_truth(actual: torch.Tensor, expected: torch.Tensor, truth: torc
                        limit: int = CHUNK_ELEMENTS) -> TruthComparison:
     work = _work_device(actual, expected, truth)
     zero = torch.zeros((), dtype=torch.float64, device=work)
-    bad, cand_err, ref_err = [], [], []
-    for pa, pe, pt in pieces(actual.detach(), expected.detach(), truth.detach(), limit=limit):
-        a, e, t = (p.to(device=work, dtype=torch.float64) for p in (pa, pe, pt))
-        finite = torch.isfinite(a) & torch.isfinite(e) & torch.isfinite(t)
-        da, de = (a - t).abs(), (e - t).abs()
+
+    def slices() -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]]:
+        for pa, pe, pt in pieces(actual.detach(), expected.detach(), truth.detach(), limit=limit):
+            a, e, t = (p.to(device=work, dtype=torch.float64) for p in (pa, pe, pt))
+            yield a, e, t, torch.isfinite(a) & torch.isfinite(e) & torch.isfinite(t)
+
+    # Two passes over the slices: the reference's worst error first, then each element against it.
+    ref_err = [torch.where(finite, (e - t).abs(), zero).max() if e.numel() else zero for _, e, t, finite in slices()]
+    worst = torch.stack(ref_err).max() if ref_err else zero
+    bad, cand_err = [], []
+    for a, e, t, finite in slices():
+        da = (a - t).abs()
         plain = finite & ((a - e).abs() <= atol + rtol * e.abs())
-        truth_ok = finite & (da <= de + atol + rtol * t.abs())
+        truth_ok = finite & (da <= worst + atol + rtol * t.abs())
         same_nan = torch.isnan(a) & torch.isnan(e)
         bad.append((~(plain | truth_ok | same_nan)).sum())
         cand_err.append(torch.where(finite, da, zero).max() if da.numel() else zero)
-        ref_err.append(torch.where(finite, de, zero).max() if de.numel() else zero)
-        del a, e, t, da, de, plain, truth_ok, finite
+        del a, e, t, da, plain, truth_ok, finite
     mismatched = int(torch.stack(bad).sum()) if bad else 0
     return TruthComparison(mismatched == 0, mismatched, float(torch.stack(cand_err).max()) if cand_err else 0.0,
-                           float(torch.stack(ref_err).max()) if ref_err else 0.0)
+                           float(worst))
 
 
 def tensors_equal(a: torch.Tensor, b: torch.Tensor, limit: int = CHUNK_ELEMENTS) -> bool:

@@ -92,6 +92,21 @@ class ToleranceTest(unittest.TestCase):
         self.assertEqual(bad.mismatched, 101)
         self.assertEqual(compare_with_truth(further, ref, truth, 1e-4, 1e-4), bad)
 
+    def test_truth_rule_bounds_by_the_references_worst_error(self) -> None:
+        # Two TF32-like results: each 5e-4 off the truth at most, rounding differently per element.
+        g = torch.Generator().manual_seed(0)
+        truth = torch.linspace(-2, 2, 1001, dtype=torch.float64)
+        ref = (truth + (torch.rand(1001, generator=g, dtype=torch.float64) - 0.5) * 1e-3).float()
+        cand = (truth + (torch.rand(1001, generator=g, dtype=torch.float64) - 0.5) * 1e-3).float()
+        self.assertFalse(compare(cand, ref).ok)
+        same = compare_with_truth(cand, ref, truth, 1e-4, 1e-4, limit=97)
+        self.assertTrue(same.passed)  # as accurate as eager at its worst: never rejected for it
+        # Off by more than eager's worst error plus the tolerance at one element: rejected there.
+        worse = cand.clone()
+        worse[500] = float(truth[500]) + same.reference_err + 2e-4
+        bad = compare_with_truth(worse, ref, truth, 1e-4, 1e-4, limit=97)
+        self.assertEqual((bad.passed, bad.mismatched), (False, 1))
+
     def test_summary_in_slices(self) -> None:
         x = torch.randn(1000, dtype=torch.float64) + 1e6
         self.assertAlmostEqual(summary(x, limit=77)["std"], float(x.std()), places=6)
