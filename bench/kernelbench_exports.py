@@ -268,6 +268,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="exports built at once")
     ap.add_argument("--build-timeout", type=float, default=300)
     ap.add_argument("--check-timeout", type=float, default=150)
+    ap.add_argument("--check-jobs", type=int, default=4,
+                    help="checks at once: correctness only, no timing, so they may share the GPU")
     ap.add_argument("--budget", type=float, default=560, help="seconds for the whole call")
     ap.add_argument("--arch", help="TORCH_CUDA_ARCH_LIST for the builds and the check (default: the GPU's)")
     args = ap.parse_args()
@@ -312,10 +314,16 @@ def main() -> int:
         else:
             row["candidate"], row["found_in"] = cand, where
             row["export_file"] = os.path.join(exports_dir, r["task"].replace("/", "__") + ".py")
-            row["export"] = export(args.python, cand, row["export_file"])
+        doc["rows"].append(row)
+    # Each export is a Python start-up (torch's import): all at once.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(export, args.python, row["candidate"], row["export_file"]): row
+                   for row in doc["rows"] if "export_file" in row}
+        for f in concurrent.futures.as_completed(futures):
+            row = futures[f]
+            row["export"] = f.result()
             if not row["export"]["ok"]:
                 row["why"] = "export failed: " + row["export"]["error"]
-        doc["rows"].append(row)
     save(out, doc)
     print(f"{len(verified)} verified task(s), {sum(1 for r in doc['rows'] if 'why' not in r)} exported", flush=True)
 
@@ -339,22 +347,30 @@ def main() -> int:
     save(out, doc)
     print(f"built {sum(1 for r in todo if r['build']['ok'])} of {len(todo)}", flush=True)
 
-    # The checks share the GPU: one at a time. A failed parallel build is still checked: the check
-    # builds in its own process and says at which stage it stopped.
+    # The checks run correctness only (no timing), a few at a time on the one GPU. A failed parallel
+    # build is still checked: the check builds in its own process and says at which stage it stopped.
     if not host:
         for r in todo:
             r["why"] = "no stitchcuda binary to run the check (build it or pass --stitchcuda)"
         todo = []
-    for i, r in enumerate(todo):
+
+    def checked(r: dict[str, Any]) -> dict[str, Any]:
         left = deadline - time.monotonic()
         if left < 20:
-            doc["not_checked"] = [t["task"] for t in todo[i:]]
-            break
-        r["check"] = check(host, host_args, r["task_file"], r["export_file"], min(args.check_timeout, left))
-        c = r["check"]
-        print(f"{r['task']}: {c.get('status')} {c.get('correct_1e-4')}/{c.get('trials')} at 1e-4, "
-              f"{c.get('correct_1e-2')}/{c.get('trials')} at 1e-2 ({c['seconds']:.0f} s)", flush=True)
-        save(out, doc)
+            return {}
+        return check(host, host_args, r["task_file"], r["export_file"], min(args.check_timeout, left))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.check_jobs)) as pool:
+        futures = {pool.submit(checked, r): r for r in todo}
+        for f in concurrent.futures.as_completed(futures):
+            r, c = futures[f], f.result()
+            if not c:
+                continue
+            r["check"] = c
+            print(f"{r['task']}: {c.get('status')} {c.get('correct_1e-4')}/{c.get('trials')} at 1e-4, "
+                  f"{c.get('correct_1e-2')}/{c.get('trials')} at 1e-2 ({c['seconds']:.0f} s)", flush=True)
+            save(out, doc)
+    doc["not_checked"] = [r["task"] for r in todo if "check" not in r]
     save(out, doc)
     s = doc["summary"]
     print(f"{s['verified']} verified, {s['exported']} exported, {s['built']} built, {s['checked']} checked: "

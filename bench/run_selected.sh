@@ -46,6 +46,7 @@ if [ "${KB_EXPORTS:-0}" = 1 ]; then
   if [ -n "${SAVE:-}" ] && [ -f "$out/kb_exports/results.json" ]; then
     cp "$out/kb_exports/results.json" "$SAVE/kb_exports_results.json"
     cp "$out/kb_exports/results.md" "$SAVE/kb_exports_results.md"
+    cp -r "$out/kb_exports/exports" "$SAVE/kb_exports" 2>/dev/null || true
   fi
   tail -3 "$out/kb_exports.log"
 fi
