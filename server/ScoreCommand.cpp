@@ -125,12 +125,17 @@ void printScore(const json& r) {
             << "  rule " << number(r["rule"]["score"]) << ": " << joined(r["rule"].value("evidence", json::array())) << "\n";
   const json& hack = rubric["anti_hacking"];
   std::cout << "  anti-hacking " << number(hack["score"]) << ":";
-  int passed = 0;
-  for (const auto& [check, state] : hack["checks"].items()) {
-    if (state == "passed") ++passed;
-    else std::cout << " " << check << " " << state.get<std::string>() << ";";
+  std::map<std::string, std::vector<std::string>> byState;  // "passed" → guards, "failed" → guards, ...
+  for (const auto& [check, state] : hack["checks"].items()) byState[state.get<std::string>()].push_back(check);
+  std::vector<std::string> groups;
+  if (auto passed = byState.extract("passed")) groups.push_back(std::to_string(passed.mapped().size()) + " guards passed");
+  for (const auto& [state, checks] : byState) {
+    std::string g;
+    for (const auto& c : checks) g += c + " ";
+    groups.push_back(g + state);
   }
-  std::cout << " " << passed << " guards passed\n";
+  for (std::size_t i = 0; i < groups.size(); ++i) std::cout << (i ? "; " : " ") << groups[i];
+  std::cout << "\n";
   for (const auto& f : hack.value("findings", json::array()))
     std::cout << "    ✗ " << f.value("check", "?") << ": " << f.value("message", "")
               << (f["file"].is_string() ? " (" + f["file"].get<std::string>() +
@@ -170,7 +175,8 @@ ScoreResult scoreWithJudge(agents::Worker& worker, const HostConfig& config, con
 
 WorkerProcess makeWorker(const HostConfig& config, std::optional<int> gpu) {
   return WorkerProcess(WorkerSettings{config.python, config.harnessDir, {}, gpu}, [](const json& event) {
-    std::cerr << "harness: " << event.value("message", "") << "\n";
+    if (event.value("event", "") == "log")  // verifyStage events are for deadlines
+      std::cerr << "harness: " << event.value("message", "") << "\n";
   });
 }
 

@@ -25,6 +25,8 @@ GUARD_CHECKS = (
     "side_stream", "precision_downgrade", "faster_than_roofline", "tensor_subclass_output",
     "output_aliases_input", "output_cached",
 )
+# Guards only running the candidate can see: with no trial run they are not judged at all.
+RUNTIME_ONLY_GUARDS = ("faster_than_roofline", "output_aliases_input", "output_cached")
 BUILD_CHECKS = ("build_error", "candidate_load_error")
 CORRECTNESS_CHECKS = (
     "candidate_runtime_error", "output_structure", "shape_mismatch", "dtype_mismatch", "device_mismatch",
@@ -84,16 +86,22 @@ def rule_reward(verdict: dict[str, Any], failed: set[str], full_speedup: float) 
 
 def anti_hacking(verdict: dict[str, Any], failed: set[str], static_findings: list[dict[str, Any]]) -> dict[str, Any]:
     """Every guard by name: failed (by the verdict or by the static guards read again here), skipped
-    (the verdict says why), or passed."""
+    (the verdict says why), passed, or — when the candidate never ran (no trial: it did not build, or
+    no GPU) — passed by the static guards alone, or not run at all for the runtime-only ones."""
     skipped = verdict.get("skipped_checks") or {}
+    ran = bool(verdict.get("passed") or verdict.get("trials"))
     checks: dict[str, str] = {}
     static_failed = {f["check"] for f in static_findings}
     for check in GUARD_CHECKS:
+        why = next((v for k, v in skipped.items() if k == check or k.startswith(check + "(")), None)
         if check in failed or check in static_failed:
             checks[check] = "failed"
+        elif why:
+            checks[check] = f"skipped: {why}"
+        elif ran:
+            checks[check] = "passed"
         else:
-            why = next((v for k, v in skipped.items() if k == check or k.startswith(check + "(")), None)
-            checks[check] = f"skipped: {why}" if why else "passed"
+            checks[check] = "not run: the candidate did not run" if check in RUNTIME_ONLY_GUARDS else "passed (static only)"
     findings = [f for f in (verdict.get("findings") or []) if f.get("check") in GUARD_CHECKS] + static_findings
     hacked = any(v == "failed" for v in checks.values())
     return {"score": 0.0 if hacked else 1.0, "checks": checks,
@@ -117,13 +125,14 @@ def operator_coverage(coverage: Optional[dict[str, Any]]) -> dict[str, Any]:
 def combine(terms: dict[str, Optional[float]], weights: dict[str, float], hacked: bool, correct: bool,
             rubric_when_incorrect: float) -> Optional[float]:
     """Weighted mean of the terms that have a value; 0 for a hacked candidate whatever its speed;
-    None when the rule reward could not be judged. The rubric terms of a candidate that is not
+    otherwise None when the rule reward could not be judged. The rubric terms of a candidate that is not
     correct count at `rubric_when_incorrect` of their weight: rubric points on wrong code are what
-    a policy would learn to collect instead of correctness."""
-    if terms.get("rule") is None:
-        return None
+    a policy would learn to collect instead of correctness. A guard that failed decides alone: 0
+    even where the verifier could not judge the rest."""
     if hacked:
         return 0.0
+    if terms.get("rule") is None:
+        return None
     total = weight_sum = 0.0
     for name, value in terms.items():
         if value is None:

@@ -85,6 +85,16 @@ class AntiHackingTest(unittest.TestCase):
         self.assertAlmostEqual(r["rule"]["score"], 0.5 + 0.5 * 0.650, places=2)  # log4(2.46) = 0.650
         self.assertGreater(r["reward"], 0.5)
 
+    def test_a_candidate_that_never_ran_is_judged_by_the_static_guards_only(self) -> None:
+        verdict = {"passed": False, "status": "needs_gpu", "failed_checks": ["needs_gpu"]}
+        checks = run(TASK, os.path.join(HERE, "honest", "elementwise_chain"), verdict)["rubric"]["anti_hacking"]["checks"]
+        self.assertEqual(checks["output_cached"], "not run: the candidate did not run")
+        self.assertEqual(checks["side_stream"], "passed (static only)")
+        cheat = run(TASK, os.path.join(HERE, "adversarial", "side_stream_cuda.py"), verdict)
+        hack = cheat["rubric"]["anti_hacking"]
+        self.assertEqual((hack["checks"]["side_stream"], hack["score"]), ("failed", 0.0))
+        self.assertEqual(cheat["reward"], 0.0)  # a failed guard decides even where the rest is not judged
+
     def test_skipped_guards_say_why(self) -> None:
         verdict = {**honest_verdict(), "skipped_checks": {"side_stream(profiler)": "no CUDA"}}
         r = run(TASK, os.path.join(HERE, "honest", "elementwise_chain"), verdict)

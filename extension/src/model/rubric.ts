@@ -49,7 +49,7 @@ export function parseScoreResult(raw: any): ScoreResult {
       score: scoreOf(rubric.anti_hacking.score, 'anti_hacking'),
       evidence: (rubric.anti_hacking.findings ?? []).map((f: any) => `${f.check}: ${f.message}`),
       failed: Object.keys(checks).filter((k) => checks[k] === 'failed'),
-      passed: Object.values(checks).filter((v) => v === 'passed').length,
+      passed: Object.values(checks).filter((v) => v.startsWith('passed')).length,
     },
     cudaEngineering: {
       score: scoreOf(rubric.cuda_engineering.score, 'cuda_engineering'),
