@@ -141,7 +141,8 @@ int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& 
 
   WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt},
                        [](const protocol::json& event) {
-                         std::cerr << "harness: " << event.value("message", "") << "\n";
+                         if (event.value("event", "") == "log")  // verifyStage events are for deadlines
+                           std::cerr << "harness: " << event.value("message", "") << "\n";
                        });
   auto reply = worker.call(args->kernelbench ? "verifyKernelBench" : "verify", args->params, config.workerDeadline,
                            agents::CancelToken());

@@ -25,10 +25,20 @@ std::optional<double> number(const json& j, const char* key) {
   return it->get<double>();
 }
 
+// Whose code the harness last said runs inside `verify` (its verifyStage events, HARNESS.md): a
+// deadline that passes while only the verifier's own work runs (the reference, the fp64 truth, a
+// comparison) is the verifier's failure, never the candidate's.
+struct VerifyActivity {
+  std::string stage;
+  bool verifierRunning = false;
+};
+
 class Run {
 public:
-  Run(const JobRequest& request, JobContext& context, Worker& worker, Brain& brain, const LoopLimits& limits)
-      : request_(request), context_(context), worker_(worker), brain_(brain), limits_(limits), start_(Clock::now()),
+  Run(const JobRequest& request, JobContext& context, Worker& worker, Brain& brain, const LoopLimits& limits,
+      VerifyActivity& activity)
+      : request_(request), context_(context), worker_(worker), brain_(brain), limits_(limits), activity_(activity),
+        start_(Clock::now()),
         profiler_(request, worker, limits.profile, cacheDir(),
                   [this](const std::string& level, const std::string& message) { log("PROFILE", message, level); }) {
     if (limits.recordTransitions) transitions_ = std::make_unique<TransitionLog>(*limits.recordTransitions, request.jobId);
@@ -183,6 +193,7 @@ private:
                 {"allowPrecision", request_.options.allowPrecision},
                 {"precision", request_.options.precision},
                 {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
+    activity_ = {};
     WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
     lastVerdict_ = verdictOf(reply);
     keepVerdict(d.dir);
@@ -191,6 +202,10 @@ private:
       log("VERIFY", "verification of " + id + " was cancelled; it stays unjudged");
       return fb;
     }
+    if (!reply.ok() && reply.error->code == "deadline_exceeded" && activity_.verifierRunning)
+      return verifierFailed(id, d, "verifier_error",
+                            "its own work (" + activity_.stage + " stage) was still running at the deadline: " +
+                                reply.error->message);
     // A crash, a hang or a sticky CUDA error happened while the candidate ran: its fault. Any other
     // error is the verifier's (internal_error, its own out of memory, the task) and says nothing
     // about the candidate.
@@ -437,6 +452,7 @@ private:
   Worker& worker_;
   Brain& brain_;
   const LoopLimits& limits_;
+  VerifyActivity& activity_;  // written by the worker's events during each call
   Clock::time_point start_;
   bool cuda_ = false;
   bool replanned_ = false;
@@ -460,7 +476,12 @@ private:
 }  // namespace
 
 protocol::JobFinishedParams OptimizeLoop::run(const JobRequest& request, JobContext& context) {
+  VerifyActivity activity;
   auto worker = workers_([&](const json& event) {
+    if (event.value("event", "") == "verifyStage") {
+      activity = {event.value("stage", ""), event.value("running", "") == "verifier"};
+      return;
+    }
     if (event.value("event", "") != "log") return;
     context.emit(protocol::LogParams{request.jobId, event.value("level", "info"), "", event.value("message", "")});
   });
@@ -468,7 +489,7 @@ protocol::JobFinishedParams OptimizeLoop::run(const JobRequest& request, JobCont
   auto facts = runBaselinePhase(request, context, *worker, limits_.baseline, finished);
   if (!facts) return finished;
   auto brain = brains_();
-  return Run(request, context, *worker, *brain, limits_).go(*facts);
+  return Run(request, context, *worker, *brain, limits_, activity).go(*facts);
 }
 
 }  // namespace stitch::agents::loop

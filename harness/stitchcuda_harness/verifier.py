@@ -6,7 +6,9 @@ of another, except where a later stage needs a working candidate. The verifier s
 device's free memory: one trial's tensors alive at a time, what later checks need kept on the CPU
 when it is large, comparisons in slices. Its own failures (out of memory, a harness bug) are
 `verifier_error`, never a check of the candidate. Sticky CUDA errors propagate as HarnessError so
-the worker exits."""
+the worker exits. While it runs, `report` hears whose code runs now (the candidate's, or only the
+verifier's: the reference, the fp64 truth, comparisons), so that a host whose deadline kills the worker
+can tell the verifier's own slow work from a candidate that hangs."""
 from __future__ import annotations
 
 import contextlib
@@ -15,6 +17,9 @@ import sys
 import time
 import traceback
 from typing import Any, Callable, Iterator, Optional
+
+# report(stage, running): running is "candidate" while the candidate's code runs, else "verifier".
+StageReport = Callable[[str, str], None]
 
 import torch
 
@@ -55,8 +60,11 @@ def _nbytes(values: Any) -> int:
 
 
 class Verification:
-    def __init__(self, reference: str, candidate: str, config: VerifyConfig) -> None:
+    def __init__(self, reference: str, candidate: str, config: VerifyConfig, report: Optional[StageReport] = None) -> None:
         self.config = config
+        self._report = report
+        self._running = "verifier"    # whose code runs now
+        self._reported: tuple[str, str] = ("", "")
         self.device = pick_device(config.device)
         self.verdict = Verdict(reference=os.path.abspath(reference), candidate=os.path.abspath(candidate))
         self.task: Task = load_task(reference, config.task_params)  # a broken reference is a request error
@@ -77,6 +85,7 @@ class Verification:
     @contextlib.contextmanager
     def _stage(self, name: str) -> Iterator[None]:
         self._current = name
+        self._announce()
         t0 = time.perf_counter()
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
@@ -87,6 +96,25 @@ class Verification:
             if self.device.type == "cuda":
                 with contextlib.suppress(RuntimeError):
                     self.verdict.peak_memory_bytes[name] = torch.cuda.max_memory_allocated(self.device)
+
+    @contextlib.contextmanager
+    def _candidate_runs(self) -> Iterator[None]:
+        """The candidate's code runs inside (its build, import, forward, timing); the verifier's own
+        work is everything else."""
+        before = self._running
+        self._running = "candidate"
+        self._announce()
+        try:
+            yield
+        finally:
+            self._running = before
+            self._announce()
+
+    def _announce(self) -> None:
+        now = (self._current, self._running)
+        if self._report is not None and now != self._reported:
+            self._reported = now
+            self._report(*now)
 
     def _free_bytes(self) -> int:
         """What the verifier may still allocate: the device's free memory plus the blocks PyTorch's
@@ -144,7 +172,7 @@ class Verification:
         """One guarded candidate call → (copies, the outputs as returned). Copies are taken on the
         current stream before any device sync, so results the candidate left unfinished on
         another stream read as wrong."""
-        with ThreadWatch() as watch:
+        with self._candidate_runs(), ThreadWatch() as watch:
             try:
                 with torch.no_grad():
                     raw = self.model(*inputs)
@@ -206,6 +234,7 @@ class Verification:
             static = scan_candidate(self.files.python, self.files.cuda, ctx)
         library = self._build()
         self._current = "reference"
+        self._announce()
         self.ref_model = self.task.instantiate(self.device, cfg.seed)
         self._truth = GroundTruth(self.ref_model, self.task.path, self._free_bytes)
         self.verdict.reference_precision = self._reference_precision()
@@ -230,7 +259,7 @@ class Verification:
         if not self.files or not self.files.cuda:
             return None
         cache = self.config.cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
-        with self._stage("build"):
+        with self._stage("build"), self._candidate_runs():
             result = Builder(cache, self.config.arch).build(self.files.cuda)
         self.verdict.build = {k: v for k, v in result.to_json().items() if k != "log"}
         if not result.ok:
@@ -274,7 +303,7 @@ class Verification:
             self.verdict.add(f)
 
     def _load(self, library: Optional[str]) -> None:
-        with self._stage("load"):
+        with self._stage("load"), self._candidate_runs():
             self._load_candidate(library)
         # Built under the reference's seed, ModelNew holds the reference's weights or it is wrong
         # wherever it is built: nothing is copied (KernelBench copies nothing either).
@@ -530,7 +559,7 @@ class Verification:
 
     def _compute_and_streams(self) -> None:
         assert self.files is not None
-        with self._stage("compute_and_streams"):
+        with self._stage("compute_and_streams"), self._candidate_runs():
             inputs = self._fresh(self._kept_inputs[0])
             recorder = ComputeRecorder(self.files.files)
             try:
@@ -564,7 +593,7 @@ class Verification:
         return max(1, min(self.config.input_sets, self._free_bytes() // per_set))
 
     def _timing(self) -> None:
-        with self._stage("timing"):
+        with self._stage("timing"), self._candidate_runs():
             self._time()
 
     def _time(self) -> None:
@@ -620,5 +649,5 @@ class Verification:
         return {"bytes": nbytes, "bandwidth_gbps": gbps, "floor_ms": floor_ms}
 
 
-def verify(reference: str, candidate: str, config: VerifyConfig) -> Verdict:
-    return Verification(reference, candidate, config).run()
+def verify(reference: str, candidate: str, config: VerifyConfig, report: Optional[StageReport] = None) -> Verdict:
+    return Verification(reference, candidate, config, report).run()

@@ -124,7 +124,10 @@ class Worker:
     def verify(self, params: dict[str, Any]) -> Any:
         from .verifier import verify
         from .verify_config import VerifyConfig
-        return verify(_param(params, "reference", str), _param(params, "candidate", str), VerifyConfig.from_params(params)).to_json()
+        def report(stage: str, running: str) -> None:
+            self.channel.send({"event": "verifyStage", "stage": stage, "running": running})
+        return verify(_param(params, "reference", str), _param(params, "candidate", str), VerifyConfig.from_params(params),
+                      report).to_json()
 
     def verify_kernelbench(self, params: dict[str, Any]) -> Any:
         from .kernelbench_protocol import kernelbench_check

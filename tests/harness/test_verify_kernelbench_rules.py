@@ -154,6 +154,19 @@ class VerifierErrorTest(unittest.TestCase):
         self.assertIn("out of memory", next(f["message"] for f in v["findings"] if f["check"] == "candidate_runtime_error"))
 
 
+class StageReportTest(unittest.TestCase):
+    def test_report_says_whose_code_runs(self) -> None:
+        # What a host reads when its deadline passes: the reference and the comparisons are the
+        # verifier's own work; the candidate's import and each of its forwards are the candidate's.
+        heard: list[tuple[str, str]] = []
+        cfg = VerifyConfig.from_params({"timing": False, "device": "cpu", "cacheDir": CACHE, "trials": 3})
+        verify(LINEAR_BN, os.path.join(RULES, "same_modules.py"), cfg, lambda stage, running: heard.append((stage, running)))
+        self.assertLess(heard.index(("reference", "verifier")), heard.index(("load", "candidate")))
+        trials = [running for stage, running in heard if stage == "correctness"]
+        # Four trials (three seeded, one other distribution): the candidate runs, then the verifier's reference and comparison.
+        self.assertEqual(trials, ["verifier"] + ["candidate", "verifier"] * 4)
+
+
 class NeedsGpuTest(unittest.TestCase):
     def test_cuda_candidate_without_a_gpu_is_said_plainly(self) -> None:
         fd, cand = tempfile.mkstemp(suffix=".py")

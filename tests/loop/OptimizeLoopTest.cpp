@@ -69,11 +69,12 @@ struct Script {
   std::deque<WorkerReply> verdicts;
   std::vector<std::string> calls;
   std::function<std::optional<WorkerReply>(const std::string& method)> intercept;  // cancels, delays
+  std::vector<json> verifyEvents;  // what every verify call sends before its reply
 };
 
 class ScriptedWorker final : public Worker {
 public:
-  explicit ScriptedWorker(Script& s) : s_(s) {}
+  ScriptedWorker(Script& s, std::function<void(const json&)> onEvent) : s_(s), onEvent_(std::move(onEvent)) {}
   WorkerReply call(const std::string& method, const json& params, std::chrono::milliseconds,
                    const CancelToken&) override {
     s_.calls.push_back(method);
@@ -82,6 +83,7 @@ public:
     if (method == "hello") return ok(suite()["hello"]);
     if (suite()["methods"].contains(method)) return ok(suite()["methods"][method]["result"]);
     if (method == "verify") {
+      for (const json& e : s_.verifyEvents) onEvent_(e);
       if (s_.verdicts.empty()) return error("unscripted", "no verdict left in the script");
       auto r = s_.verdicts.front();
       s_.verdicts.pop_front();
@@ -104,6 +106,7 @@ public:
 
 private:
   Script& s_;
+  std::function<void(const json&)> onEvent_;
 };
 
 // A brain that writes nothing: it hands out drafts and remembers what it was told.
@@ -203,7 +206,7 @@ protected:
     JobRequest request{jobId, "file:///m.py", root / "m.py", root / "jobs" / jobId, 1, options};
     context = std::make_unique<LoggingContext>(root / "jobs" / jobId / "log.jsonl");
     context->token = cancel.token();
-    loop::OptimizeLoop job([this](auto) { return std::make_unique<ScriptedWorker>(script); },
+    loop::OptimizeLoop job([this](auto onEvent) { return std::make_unique<ScriptedWorker>(script, std::move(onEvent)); },
                            [this] { return std::make_unique<TestBrain>(brain); }, limits);
     return job.run(request, *context);
   }
@@ -528,6 +531,38 @@ TEST_F(OptimizeLoopTest, VerifierFailureIsNeverAdviceForTheCandidate) {
       }
     }
   }
+}
+
+// A verify that passes its deadline while the harness says only the verifier's own work runs (the
+// reference's forward, the fp64 truth, a comparison) is the verifier's failure: the candidate stays
+// unverified and no fix advice reaches the brain. The same deadline inside the candidate's forward stays
+// the candidate's.
+TEST_F(OptimizeLoopTest, ADeadlineInTheVerifiersOwnWorkIsTheVerifiers) {
+  script.verifyEvents = {{{"event", "verifyStage"}, {"stage", "correctness"}, {"running", "candidate"}},
+                         {{"event", "verifyStage"}, {"stage", "correctness"}, {"running", "verifier"}}};
+  script.verdicts = {error("deadline_exceeded", "verify took longer than 300 s; the worker was killed"),
+                     ok(passingVerdict())};
+  options.budget.iterations = 2;
+  auto finished = run();
+  EXPECT_EQ(calls("verify"), 1) << "the next candidate would meet the same verifier";
+  EXPECT_EQ(finished.state, "noImprovement");
+  EXPECT_NE(finished.message.find("verifier_error: its own work (correctness stage) was still running at the deadline"),
+            std::string::npos)
+      << finished.message;
+  EXPECT_EQ(logsContaining("feedback [fix/"), 0);
+  EXPECT_EQ(brain.feedback.size(), 1u);  // never asked to refine c1
+}
+
+TEST_F(OptimizeLoopTest, ADeadlineInTheCandidatesForwardStaysTheCandidates) {
+  script.verifyEvents = {{{"event", "verifyStage"}, {"stage", "correctness"}, {"running", "verifier"}},
+                         {{"event", "verifyStage"}, {"stage", "correctness"}, {"running", "candidate"}}};
+  script.verdicts = {error("deadline_exceeded", "verify took longer than 300 s; the worker was killed"),
+                     ok(passingVerdict())};
+  options.budget.iterations = 2;
+  auto finished = run();
+  EXPECT_EQ(calls("verify"), 2);
+  EXPECT_EQ(finished.state, "improved");
+  EXPECT_EQ(logsContaining("c1 could not be judged"), 1);
 }
 
 // --record-transitions: one training record per CODE/REFINE step, with what the Coder was given
