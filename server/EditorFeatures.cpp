@@ -26,6 +26,19 @@ json commandArgs(const agents::JobState& job, const protocol::Candidate& c) {
   return json::array({json{{"jobId", job.jobId}, {"candidateId", c.id}}});
 }
 
+// Accept runs on the host for a verified candidate; any other goes through the client's
+// confirmation, which is told why the candidate is not verified.
+json acceptCommand(const agents::JobState& job, const protocol::Candidate& c, const std::string& title) {
+  if (c.status == "verified") return json{{"title", title}, {"command", kAcceptCommand}, {"arguments", commandArgs(job, c)}};
+  return json{{"title", title},
+              {"command", kAcceptUnverifiedCommand},
+              {"arguments", json::array({json{{"jobId", job.jobId},
+                                              {"candidateId", c.id},
+                                              {"title", c.title},
+                                              {"status", c.status},
+                                              {"failedChecks", c.failedChecks}}})}};
+}
+
 bool overlaps(const protocol::Range& a, const protocol::Range& b) {
   return !(a.end < b.start || b.end < a.start);
 }
@@ -106,14 +119,10 @@ json codeLenses(const agents::JobState& job) {
                                       {"uri", job.uri},
                                       {"range", c->range},
                                       {"newText", c->newText}}});
-    lenses.push_back(json{{"range", at},
-                          {"command", {{"title", "Accept (" + candidateBadge(*c) +
-                                                          (others ? (c->status == "verified" ? "; best of " : "; newest of ") +
-                                                                       std::to_string(others + 1)
-                                                                 : "") +
-                                                          ")"},
-                                       {"command", kAcceptCommand},
-                                       {"arguments", commandArgs(job, *c)}}}});
+    const std::string badge = candidateBadge(*c) +
+                              (others ? (c->status == "verified" ? "; best of " : "; newest of ") + std::to_string(others + 1) : "");
+    const std::string accept = c->status == "verified" ? "Accept (" + badge + ")" : "Accept anyway… (" + badge + ")";
+    lenses.push_back(json{{"range", at}, {"command", acceptCommand(job, *c, accept)}});
     lenses.push_back(json{{"range", at},
                           {"command", {{"title", "Reject"}, {"command", kRejectCommand},
                                        {"arguments", commandArgs(job, *c)}}}});
@@ -132,8 +141,7 @@ json codeActions(const agents::JobState& job, const protocol::Range& range) {
     actions.push_back(json{{"title", title},
                            {"kind", "refactor.rewrite"},
                            {"isPreferred", c.status == "verified"},
-                           {"command", {{"title", title}, {"command", kAcceptCommand},
-                                        {"arguments", commandArgs(job, c)}}}});
+                           {"command", acceptCommand(job, c, title)}});
   }
   return actions;
 }

@@ -18,6 +18,9 @@ inline constexpr const char* kAcceptCommand = "stitchcuda.acceptCandidate";
 inline constexpr const char* kRejectCommand = "stitchcuda.rejectCandidate";
 // Client-side: the extension opens a diff; other clients may ignore it.
 inline constexpr const char* kDiffCommand = "stitchcuda.showCandidateDiff";
+// Client-side: Accept of a candidate the verifier did not pass; the extension asks first, saying
+// why it is unverified, then runs kAcceptCommand.
+inline constexpr const char* kAcceptUnverifiedCommand = "stitchcuda.acceptUnverified";
 
 // Markdown for `line` (zero-based), or nullopt when no profile covers it.
 std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line);
@@ -28,6 +31,8 @@ std::string candidateBadge(const protocol::Candidate& c);
 // True while the user has neither accepted nor rejected the candidate.
 bool isOpen(const protocol::Candidate& c);
 
+// Above each open candidate: Accept, Reject, Diff for a verified one; for one the verifier did
+// not pass, "Accept anyway…" (kAcceptUnverifiedCommand, which asks first), Reject, Diff.
 json codeLenses(const agents::JobState& job);
 json codeActions(const agents::JobState& job, const protocol::Range& range);
 

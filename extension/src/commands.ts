@@ -5,8 +5,8 @@ import * as vscode from 'vscode';
 import { HostClient, currentSettings } from './hostClient';
 import { JobStore } from './model/jobStore';
 import { Brain, optimizeParams, secretKey } from './model/settings';
-import { basename, jobStateLabel } from './model/format';
-import { Range } from './model/protocol';
+import { basename, jobStateLabel, unverifiedReason } from './model/format';
+import { parseAcceptUnverifiedArgs, Range } from './model/protocol';
 import { showJobProgress } from './views/optimizeProgress';
 
 const OPTIMIZABLE = new Set(['python', 'cuda-cpp']);
@@ -171,6 +171,25 @@ export function registerCommands(
     } catch (e) {
       void vscode.window.showErrorMessage(`StitchCUDA: could not open the job log ${path}: ${errorText(e)}`);
     }
+  });
+
+  // Accept is for verified candidates; the lens of any other comes here first and says why.
+  reg('stitchcuda.acceptUnverified', async (raw: unknown) => {
+    let args;
+    try {
+      args = parseAcceptUnverifiedArgs(raw);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`StitchCUDA: cannot accept this candidate: ${errorText(e)}`);
+      return;
+    }
+    const accept = 'Accept anyway';
+    const pick = await vscode.window.showWarningMessage(
+      `StitchCUDA: candidate ${args.candidateId} is not verified.`,
+      { modal: true, detail: `${args.title ? `${args.title}\n\n` : ''}It is not verified: ${unverifiedReason(args.status, args.failedChecks)}. Accepting writes its program beside the model and makes the forward call it.` },
+      accept,
+    );
+    if (pick !== accept) return;
+    await vscode.commands.executeCommand('stitchcuda.acceptCandidate', { jobId: args.jobId, candidateId: args.candidateId });
   });
 
   reg('stitchcuda.revealTask', async (uri: string, range?: Range) => {

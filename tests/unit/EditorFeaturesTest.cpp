@@ -121,6 +121,29 @@ TEST(CodeLens, VariantsOfOneRangeShareOneRowForTheFastestVerified) {
   EXPECT_EQ(server::codeActions(s, {{5, 0}, {5, 0}}).size(), 3u);
 
   s.candidates = {variant("c1", "unverified", {}), variant("c2", "unverified", {})};
-  EXPECT_EQ(server::codeLenses(s)[0]["command"]["title"], "Accept (unverified; newest of 2)");
+  EXPECT_EQ(server::codeLenses(s)[0]["command"]["title"], "Accept anyway… (unverified; newest of 2)");
   EXPECT_EQ(server::codeLenses(s)[0]["command"]["arguments"][0]["candidateId"], "c2");
+}
+
+// Accept is for verified candidates: another goes through the client's confirmation, which is
+// given what it needs to say why (status and failed checks), from the lens and the code action alike.
+TEST(CodeLens, AnUnverifiedOrFailedCandidateIsAcceptedOnlyAfterTheClientAsks) {
+  auto s = sample();
+  for (auto& c : s.candidates) {
+    c.status = "failed";
+    c.failedChecks = {"output_mismatch"};
+  }
+  auto lenses = server::codeLenses(s);
+  ASSERT_EQ(lenses.size(), 3u);
+  const auto& accept = lenses[0]["command"];
+  EXPECT_EQ(accept["title"], "Accept anyway… (failed: output_mismatch; newest of 2)");
+  EXPECT_EQ(accept["command"], server::kAcceptUnverifiedCommand);
+  EXPECT_EQ(accept["arguments"][0]["status"], "failed");
+  EXPECT_EQ(accept["arguments"][0]["failedChecks"][0], "output_mismatch");
+  EXPECT_EQ(lenses[1]["command"]["command"], server::kRejectCommand);
+  EXPECT_EQ(lenses[2]["command"]["command"], server::kDiffCommand);
+  for (const auto& a : server::codeActions(s, {{11, 0}, {11, 4}})) {
+    EXPECT_EQ(a["command"]["command"], server::kAcceptUnverifiedCommand);
+    EXPECT_EQ(a["isPreferred"], false);
+  }
 }

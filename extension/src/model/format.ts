@@ -117,3 +117,13 @@ export function defaultInlineText(l: ProfileLine, timeKind?: string): string {
   const cpu = timeKind === 'cpu' ? ' CPU' : '';
   return `${formatMicros(l.gpuTimeUs)}${cpu} · ${formatShare(l.share)}${bound}`;
 }
+
+/** Why a candidate is not verified, for the confirmation before accepting it anyway. */
+export function unverifiedReason(status: string, failedChecks: string[]): string {
+  if (status === 'failed') {
+    return failedChecks.length
+      ? `it failed verification (${failedChecks.join(', ')}): its outputs or its run did not pass the verifier`
+      : 'it failed verification';
+  }
+  return 'no GPU ran it, so its correctness against the original and its speed were never measured';
+}

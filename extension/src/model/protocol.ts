@@ -35,6 +35,8 @@ export interface Candidate {
   failedChecks: string[];
   newText: string;
   documentVersion?: number;
+  /** The program newText imports, written beside the model on accept (paths relative to its folder). */
+  files?: { path: string; source: string }[];
 }
 
 export interface CandidateParams { jobId: string; uri: string; candidate: Candidate }
@@ -89,6 +91,8 @@ export interface OptimizeParams {
   allowPrecision?: Precision[];
   precision?: PrecisionMode;
   gpu?: number;
+  /** The folder beside the model an accepted program goes to (a Python package name). */
+  kernelsFolder?: string;
   workDoneToken?: string | number;
 }
 
@@ -223,6 +227,12 @@ export function parseCandidate(v: unknown, where = 'candidate'): Candidate {
     failedChecks: strArray(o, 'failedChecks', where),
     newText: str(o, 'newText', where),
     ...(documentVersion === undefined ? {} : { documentVersion }),
+    ...(Array.isArray(o.files) ? {
+      files: o.files.map((f, i) => {
+        const fo = obj(f, `${where}.files[${i}]`);
+        return { path: str(fo, 'path', `${where}.files[${i}]`), source: str(fo, 'source', `${where}.files[${i}]`) };
+      }),
+    } : {}),
   };
 }
 
@@ -313,6 +323,26 @@ export function parseCandidateDiffArgs(v: unknown): CandidateDiffArgs {
     uri: str(o, 'uri', 'diff args'),
     range: parseRange(o.range, 'diff args.range'),
     newText: str(o, 'newText', 'diff args'),
+  };
+}
+
+/** The arguments of the host's "Accept anyway…" lens on a candidate the verifier did not pass. */
+export interface AcceptUnverifiedArgs {
+  jobId: string;
+  candidateId: string;
+  title: string;
+  status: string;
+  failedChecks: string[];
+}
+
+export function parseAcceptUnverifiedArgs(v: unknown): AcceptUnverifiedArgs {
+  const o = obj(v, 'accept args');
+  return {
+    jobId: str(o, 'jobId', 'accept args'),
+    candidateId: str(o, 'candidateId', 'accept args'),
+    title: str(o, 'title', 'accept args', ''),
+    status: str(o, 'status', 'accept args', 'unverified'),
+    failedChecks: strArray(o, 'failedChecks', 'accept args'),
   };
 }
 

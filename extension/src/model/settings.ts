@@ -19,7 +19,11 @@ export interface Settings {
   allowPrecision: Precision[];
   precision: PrecisionMode;
   gpu?: number | null;
+  kernelsFolder: string;
 }
+
+/** The default folder beside the model that accepted programs are written to. */
+export const DEFAULT_KERNELS_FOLDER = 'stitchcuda_kernels';
 
 /** Reads settings from any getter (vscode's WorkspaceConfiguration.get fits). */
 export function readSettings(get: (key: string) => unknown): Settings {
@@ -47,6 +51,8 @@ export function readSettings(get: (key: string) => unknown): Settings {
     allowPrecision,
     precision: s('precision') === 'fp32' ? 'fp32' : 'eager',
     gpu: typeof gpu === 'number' && Number.isInteger(gpu) && gpu >= 0 ? gpu : null,
+    // A Python package name (the model imports the loader from it); anything else is the default.
+    kernelsFolder: /^[A-Za-z_][A-Za-z0-9_]*$/.test(s('kernelsFolder')) ? s('kernelsFolder') : DEFAULT_KERNELS_FOLDER,
   };
 }
 
@@ -120,6 +126,7 @@ export function optimizeParams(uri: string, settings: Settings, workDoneToken?: 
   if (settings.allowPrecision.length) p.allowPrecision = [...settings.allowPrecision];
   if (settings.precision === 'fp32') p.precision = 'fp32';  // "eager" is the host's default
   if (settings.gpu !== undefined && settings.gpu !== null) p.gpu = settings.gpu;
+  if (settings.kernelsFolder !== DEFAULT_KERNELS_FOLDER) p.kernelsFolder = settings.kernelsFolder;
   if (workDoneToken !== undefined) p.workDoneToken = workDoneToken;
   return p;
 }

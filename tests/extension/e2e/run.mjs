@@ -14,7 +14,9 @@
 // built-in brain on a small elementwise model: Cancel on the progress notification cancels a
 // job; a job streams its plan and an unverified candidate (no GPU here) whose lens Reject
 // removes (--no-live-candidates, or STITCHCUDA_E2E_LIVE_CANDIDATES=0, skips this one for a
-// host without the built-in brain); a finished job's CPU profile shows in a hover.
+// host without the built-in brain); a finished job's CPU profile shows in a hover; Accept of an
+// unverified live candidate asks first, writes the program folder beside the model through the
+// edit, and the saved model builds with nvcc and says it needs a GPU in a fresh Python.
 // Screenshots go to --artifacts.
 // Every process it starts is ended by pid; the run ends with a 'N passed, N failed' line.
 import { chromium } from 'playwright-core';
@@ -249,7 +251,7 @@ try {
     await wb.openFile('mlp_block.py');
     const lenses = await waitFor(async () => {
       const l = await wb.codeLenses();
-      return l.some((x) => x.includes('Accept (1.80×, verified)')) && l.some((x) => x.includes('Accept (unverified)')) ? l : null;
+      return l.some((x) => x.includes('Accept (1.80×, verified)')) && l.some((x) => x.includes('Accept anyway… (unverified)')) ? l : null;
     }, 'the verified and unverified candidate lenses', 20000);
     log(`lenses: ${JSON.stringify(lenses)}`);
     assert(lenses.every((l) => /Reject/.test(l) && /Diff/.test(l)), 'every lens row offers Reject and Diff');
@@ -295,8 +297,8 @@ try {
   });
 
   await check('Reject removes the unverified candidate lens', async () => {
-    await wb.codeLensLink('Accept (unverified)', 'Reject').click();
-    await waitFor(async () => !(await wb.codeLenses()).some((l) => l.includes('Accept (unverified)')), 'the rejected lens to go', 15000);
+    await wb.codeLensLink('Accept anyway… (unverified)', 'Reject').click();
+    await waitFor(async () => !(await wb.codeLenses()).some((l) => l.includes('Accept anyway… (unverified)')), 'the rejected lens to go', 15000);
     assert((await wb.codeLenses()).some((l) => l.includes('Accept (1.80×, verified)')), 'the other candidate keeps its lens');
     await wb.screenshot(artifacts, '05-rejected');
   });
@@ -425,7 +427,7 @@ try {
       // Until a lens shows; a job that ends without one fails the check at once, with its log.
       const lenses = await waitFor(async () => {
         const l = await wb.codeLenses();
-        if (l.some((x) => /Accept \(unverified\)/.test(x))) return l;
+        if (l.some((x) => /Accept anyway… \(unverified\)/.test(x))) return l;
         const row = await liveRow();
         if (/failed|no improvement|cancelled|improved/.test(row) && !endedAt) endedAt = Date.now();
         // A lens may follow the job's end by a moment; after 10 s the job has none.
@@ -441,9 +443,9 @@ try {
       log(`live plan rows:\n    ${rows.join('\n    ')}`);
       assert(rows.some((r) => /unverified/.test(r)), 'the plan view lists the unverified candidate');
       await wb.screenshot(artifacts, '10-live-candidate');
-      const n = lenses.filter((x) => /Accept \(unverified\)/.test(x)).length;
-      await wb.codeLensLink('Accept (unverified)', 'Reject').click();
-      await waitFor(async () => (await wb.codeLenses()).filter((x) => /Accept \(unverified\)/.test(x)).length < n, 'the rejected live lens to go', 15000);
+      const n = lenses.filter((x) => /Accept anyway… \(unverified\)/.test(x)).length;
+      await wb.codeLensLink('Accept anyway… (unverified)', 'Reject').click();
+      await waitFor(async () => (await wb.codeLenses()).filter((x) => /Accept anyway… \(unverified\)/.test(x)).length < n, 'the rejected live lens to go', 15000);
       await wb.screenshot(artifacts, '11-live-rejected');
     });
 
@@ -464,6 +466,51 @@ try {
       const text = await wb.hoverAtCursor(/StitchCUDA profile/);
       log(`live hover: ${text.split('\n').slice(0, 4).join(' | ')}`);
       await wb.screenshot(artifacts, '12-live-hover');
+    });
+
+    if (liveCandidates) await check('live: Accept of an unverified candidate asks first, then writes the program beside the model, which runs in a fresh Python with only PyTorch', async () => {
+      await optimizeLive();
+      const lens = 'Accept anyway… (unverified)';
+      await waitFor(async () => (await wb.codeLenses()).some((x) => x.includes(lens)), 'an unverified candidate lens', 240000, 2000);
+      await waitFor(async () => /failed|no improvement|cancelled|improved/.test(await liveRow()), 'the live job to end', 240000, 2000);
+      await wb.codeLensLink(lens, 'Accept anyway…').click();
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ state: 'visible', timeout: 10000 });
+      const said = await dialog.innerText();
+      assert(/is not verified/.test(said) && /no GPU ran it/.test(said), `the confirmation says why: ${said}`);
+      await wb.screenshot(artifacts, '14-accept-unverified-confirm');
+      await dialog.locator('.monaco-button', { hasText: 'Accept anyway' }).click();
+      await wb.waitForEditorText((t) => t.includes('from stitchcuda_kernels import load_program') && t.includes('program.forward('),
+        'show the forward calling the program');
+      const text = await wb.editorText();
+      assert(!text.includes('stitchcuda_harness') && !text.includes(root), 'the edit names neither the harness nor a path outside the workspace');
+      await waitFor(async () => !(await wb.codeLenses()).some((l) => l.includes('Accept')), 'the accepted lens to go', 15000);
+      await wb.screenshot(artifacts, '15-live-accepted');
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+S');
+      const model = join(dirs.workspace, 'live_block.py');
+      await waitFor(() => readFileSync(model, 'utf8').includes('load_program('), 'the saved model on disk', 10000);
+      const kernels = join(dirs.workspace, 'stitchcuda_kernels');
+      await waitFor(() => existsSync(join(kernels, 'live_block.cu')) && readFileSync(join(kernels, 'live_block.cu'), 'utf8').includes('stitch_forward')
+        && readFileSync(join(kernels, '__init__.py'), 'utf8').includes('def load_program('), 'the program files written by the edit', 10000);
+      assert(!readFileSync(join(kernels, 'live_block.cu'), 'utf8').includes('#include "stitch_abi.h"'), 'the .cu carries its ABI header');
+      // A fresh interpreter in the workspace with only PyTorch: -E -s drop PYTHONPATH and the user's site.
+      const check = [
+        'import json, sys, torch, live_block, stitchcuda_kernels as k',
+        'out = {"harness": any(m.startswith("stitchcuda_harness") for m in sys.modules)}',
+        'out["library"] = k.build("live_block.cu", arch="sm_90")',
+        'm = live_block.Model()',
+        'try:\n    m(*live_block.get_inputs())\nexcept k.NeedsGpuError as e:\n    out["needs_gpu"] = str(e)',
+        'print(json.dumps(out))',
+      ].join('\n');
+      const printed = await run(python, ['-B', '-E', '-s', '-c', check], {
+        cwd: dirs.workspace, env: { PATH: '/usr/bin:/bin', HOME: root, XDG_CACHE_HOME: join(root, 'program-cache') }, timeoutMs: 180000,
+      });
+      const result = JSON.parse(printed.trim().split('\n').pop());
+      log(`fresh Python: ${JSON.stringify(result)}`);
+      assert(!result.harness, 'the model runs without the harness');
+      assert(existsSync(result.library) && result.library.startsWith(join(root, 'program-cache')), `nvcc built ${result.library} in the user's cache`);
+      assert(/needs CUDA tensors/.test(result.needs_gpu ?? ''), `it says it needs a GPU: ${result.needs_gpu}`);
     });
   }
 } catch (e) {

@@ -2,7 +2,7 @@
 // end-of-line profile text and the plan tree.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { candidateSummary, formatMicros, formatSpeedup, profileDecorations, statusBarModel } from '../../../extension/src/model/format';
+import { candidateSummary, formatMicros, formatSpeedup, profileDecorations, statusBarModel, unverifiedReason } from '../../../extension/src/model/format';
 import { JobStore } from '../../../extension/src/model/jobStore';
 import { planRoots } from '../../../extension/src/model/planTree';
 import { URI, candidate, plan, profile } from './samples';
@@ -67,4 +67,9 @@ test('plan tree: a partial plan says how much runs in compiled code', () => {
   const left = planRoots(s.all())[0].children.find((c) => c.label === 'Left in PyTorch')!;
   assert.equal(left.description, '4/5 ops, 86% of time compiled · aten::dropout');
   assert.match(left.tooltip!, /between the compiled segments/);
+});
+
+test('the confirmation before accepting an unverified candidate says why it is not verified', () => {
+  assert.match(unverifiedReason('failed', ['output_mismatch', 'nan_or_inf']), /failed verification \(output_mismatch, nan_or_inf\)/);
+  assert.match(unverifiedReason('unverified', []), /no GPU ran it/);
 });

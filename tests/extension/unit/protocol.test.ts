@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  PayloadError, parseCandidateDiffArgs, parseCandidateParams, parseJobEvent, parseJobFinished, parseListJobsResult,
+  PayloadError, parseAcceptUnverifiedArgs, parseCandidateDiffArgs, parseCandidateParams, parseJobEvent, parseJobFinished, parseListJobsResult,
   parsePlan, parseProfile,
 } from '../../../extension/src/model/protocol';
 import { candidate, plan, profile } from './samples';
@@ -48,4 +48,14 @@ test('listJobs and diff arguments parse', () => {
   const d = parseCandidateDiffArgs({ jobId: 'j', candidateId: 'c', uri: 'file:///m.py', range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, newText: 'y\n' });
   assert.equal(d.newText, 'y\n');
   assert.throws(() => parseCandidateDiffArgs({ jobId: 'j' }), /candidateId/);
+});
+
+test('a candidate keeps the program files it carries; the accept-anyway lens arguments parse', () => {
+  const files = [{ path: 'stitchcuda_kernels/m.cu', source: '/jobs/j/candidates/c1/program/stitchcuda_kernels/m.cu' }];
+  const p = parseCandidateParams({ jobId: 'j', uri: 'file:///m.py', candidate: { ...candidate('c1', 'unverified').candidate, files } });
+  assert.deepEqual(p.candidate.files, files);
+  assert.throws(() => parseCandidateParams({ jobId: 'j', uri: 'u', candidate: { ...candidate('c1', 'unverified').candidate, files: [{ path: 1 }] } }),
+    /files\[0\]\.path/);
+  assert.deepEqual(parseAcceptUnverifiedArgs({ jobId: 'j', candidateId: 'c1', status: 'failed', failedChecks: ['output_mismatch'] }),
+    { jobId: 'j', candidateId: 'c1', title: '', status: 'failed', failedChecks: ['output_mismatch'] });
 });

@@ -60,3 +60,10 @@ test('unknown brains and bad numbers fall back to safe values', () => {
   assert.equal(s.budgetIterations, undefined);
   assert.equal(s.gpu, null);
 });
+
+test('kernels folder: sent only when not the default, and only as a Python package name', () => {
+  assert.equal(optimizeParams('file:///m.py', defaults()).kernelsFolder, undefined);
+  assert.equal(optimizeParams('file:///m.py', defaults({ kernelsFolder: 'fast_ops' })).kernelsFolder, 'fast_ops');
+  assert.equal(defaults({ kernelsFolder: 'my-kernels' }).kernelsFolder, 'stitchcuda_kernels');
+  assert.equal(defaults({ kernelsFolder: '../x' }).kernelsFolder, 'stitchcuda_kernels');
+});
