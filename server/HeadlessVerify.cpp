@@ -3,9 +3,11 @@
 
 #include "protocol/StitchTypes.h"
 
+#include "server/HostShutdown.h"
 #include "server/WorkerProcess.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -144,8 +146,15 @@ int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& 
                          if (event.value("event", "") == "log")  // verifyStage events are for deadlines
                            std::cerr << "harness: " << event.value("message", "") << "\n";
                        });
+  // SIGTERM, SIGINT, SIGHUP stop the worker through the call's cancel: no verdict, and no worker left.
+  agents::CancelSource cancel;
+  StopOnSignal stopOnSignal([&cancel](int) { cancel.cancel(); });
   auto reply = worker.call(args->kernelbench ? "verifyKernelBench" : "verify", args->params, config.workerDeadline,
-                           agents::CancelToken());
+                           cancel.token());
+  if (int signal = terminationSignal()) {
+    std::cerr << "stitchcuda verify: stopped by SIG" << sigabbrev_np(signal) << " before a verdict\n";
+    return 128 + signal;
+  }
   if (!reply.ok()) {
     const auto& e = *reply.error;
     if (args->json) std::cout << protocol::json{{"error", {{"code", e.code}, {"message", e.message}}}}.dump(2) << "\n";

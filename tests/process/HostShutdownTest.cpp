@@ -1,7 +1,7 @@
 // The real binary stopped while its harness worker is busy in a slow CPU forward
 // (tests/fixtures/tasks/slow_cpu_forward.py): `optimize` at SIGTERM, SIGINT and SIGHUP writes its
-// report and closes the job log as cancelled, `serve` stops when its client closes stdin or at SIGTERM,
-// and a host killed outright takes its worker with it. In every case no process the host started
+// report and closes the job log as cancelled, `verify` stops its worker at SIGINT, `serve` stops when
+// its client closes stdin or at SIGTERM, and a host killed outright takes its worker with it. In every case no process the host started
 // (its descendants, watched from the start) outlives it.
 #include "process/ChildProcess.h"
 #include "tests/process/ProcessTable.h"
@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <poll.h>
 #include <set>
 #include <sys/wait.h>
@@ -177,6 +178,25 @@ TEST_P(OptimizeStopsAtSignal, WritesTheReportClosesTheLogAndLeavesNoChild) {
 
 INSTANTIATE_TEST_SUITE_P(TerminationSignals, OptimizeStopsAtSignal, ::testing::Values(SIGTERM, SIGINT, SIGHUP),
                          [](const auto& info) { return std::string(sigabbrev_np(info.param)); });
+
+TEST(HostShutdown, VerifyStopsItsWorkerAtSigint) {
+  const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-verify";
+  fs::create_directories(dir);
+  // The candidate is the slow task itself under the name verify looks for.
+  std::ifstream task(kTask);
+  std::string text((std::istreambuf_iterator<char>(task)), std::istreambuf_iterator<char>());
+  text.replace(text.find("class Model("), 12, "class ModelNew(");
+  std::ofstream(dir / "candidate.py") << text;
+  Host host({"verify", "--reference", kTask.string(), "--candidate", (dir / "candidate.py").string(), "--no-timing"},
+            false, dir / "run");
+  ASSERT_TRUE(host.pumpUntil([&] { return forwardStarted(host); }, 180s)) << host.err();
+  ::kill(host.pid(), SIGINT);
+  const auto status = host.waitExit(20s);
+  ASSERT_TRUE(status) << host.err();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGINT) << "wait status " << *status << "\n" << host.err();
+  EXPECT_NE(host.err().find("stopped by SIGINT before a verdict"), std::string::npos) << host.err();
+  EXPECT_EQ(host.survivors(2s), std::vector<pid_t>{});
+}
 
 TEST(HostShutdown, AHostKilledOutrightTakesItsWorkerWithIt) {
   const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-KILL";
