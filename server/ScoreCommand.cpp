@@ -3,9 +3,14 @@
 
 #include "server/ResultFiles.h"
 #include "server/ScoreJudge.h"
+#include "server/ScoreMethod.h"
+#include "server/ScoreTable.h"
 #include "server/Scoring.h"
 #include "server/WorkerProcess.h"
 
+#include "agents/JobLog.h"
+
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -26,12 +31,16 @@ const char* kScoreUsage =
     "                        [--plan PLAN.json] [--weight NAME=W]... [--allow-precision tf32|fp16|bf16]\n"
     "                        [--precision eager|fp32] [--judge openai|anthropic [--judge-model M] [--judge-base-url URL]]\n"
     "                        [--json]\n"
-    "       stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--weight NAME=W]... [--judge ...]\n";
+    "       stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--weight NAME=W]... [--judge ...]\n"
+    "       stitchcuda score --jobs JOBS_DIR --out SCORES.jsonl ...   (every judged candidate of those jobs)\n"
+    "       (a batch: --table FILE.md writes speedup, rubric and reward per candidate, and what separated equal speeds)\n";
 
 struct Args {
   json request = json::object();  // as a batch row or the protocol's params
   bool asJson = false;
   std::string batch;
+  std::string jobs;  // --jobs: the rows are every candidate with a kept verdict in these jobs
+  std::string table;  // --table FILE.md: the batch's table (ScoreTable.h), written at its end
   std::string out;
   int gpus = 1;
   std::optional<JudgeOptions> judge;  // --judge: an LLM's rubric beside the deterministic one
@@ -59,6 +68,8 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     if (auto f = kFields.find(arg); f != kFields.end()) a.request[f->second] = *v;
     else if (arg == "--allow-precision") a.request["allowPrecision"].push_back(*v);
     else if (arg == "--batch") a.batch = *v;
+    else if (arg == "--jobs") a.jobs = *v;
+    else if (arg == "--table") a.table = *v;
     else if (arg == "--out") a.out = *v;
     else if (arg == "--judge") {
       if (*v != "openai" && *v != "anthropic") {
@@ -97,8 +108,9 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     return std::nullopt;
   }
   const bool single = a.request.contains("reference") || a.request.contains("candidate");
-  if (a.batch.empty() ? !a.request.contains("reference") || !a.request.contains("candidate")
-                      : single || a.out.empty()) {
+  const bool many = !a.batch.empty() || !a.jobs.empty();
+  if (!many ? !a.request.contains("reference") || !a.request.contains("candidate")
+            : single || a.out.empty() || (!a.batch.empty() && !a.jobs.empty())) {
     std::cerr << kScoreUsage;
     return std::nullopt;
   }
@@ -204,14 +216,50 @@ int scoreOne(const HostConfig& config, const Args& args) {
 // resumed run over an edited batch file never takes one row's score for another's.
 std::string rowKey(std::size_t row, const std::string& candidate) { return std::to_string(row) + "\t" + candidate; }
 
-int scoreBatch(const HostConfig& config, const Args& args) {
-  std::ifstream in(args.batch);
-  if (!in) {
-    std::cerr << "stitchcuda score: cannot read " << args.batch << "\n";
-    return 2;
-  }
+// One row per candidate with a kept verdict (verdict.json) in each job folder under `dir` (a bench
+// run's --jobs-dir), in name order so that a resumed run numbers them the same.
+std::vector<std::string> jobRows(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> logs;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (std::filesystem::is_regular_file(e.path() / "log.jsonl")) logs.push_back(e.path() / "log.jsonl");
+  std::sort(logs.begin(), logs.end());
   std::vector<std::string> rows;
-  for (std::string line; std::getline(in, line);) rows.push_back(line);
+  for (const auto& log : logs) {
+    agents::JobState job;
+    try {
+      for (const auto& event : agents::readJobLog(log).events) job.apply(event);
+    } catch (const std::exception& e) {
+      std::cerr << "stitchcuda score: skipped " << log.string() << ": " << e.what() << "\n";
+      continue;
+    }
+    job.logPath = log.string();
+    for (const auto& c : job.candidates) {
+      json row = candidateScoreRequest(job, c.id);
+      if (!row.contains("verdict")) continue;  // not judged (cancelled, or the verifier failed)
+      row["id"] = job.jobId + "/" + c.id;
+      rows.push_back(row.dump());
+    }
+  }
+  return rows;
+}
+
+int scoreBatch(const HostConfig& config, const Args& args) {
+  std::vector<std::string> rows;
+  if (!args.jobs.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(args.jobs, ec)) {
+      std::cerr << "stitchcuda score: no jobs folder " << args.jobs << "\n";
+      return 2;
+    }
+    rows = jobRows(args.jobs);
+  } else {
+    std::ifstream in(args.batch);
+    if (!in) {
+      std::cerr << "stitchcuda score: cannot read " << args.batch << "\n";
+      return 2;
+    }
+    for (std::string line; std::getline(in, line);) rows.push_back(line);
+  }
 
   // Resume: keep the rows already scored (an error is tried again), rewritten atomically so a line
   // cut short by a stopped run is dropped.
@@ -270,6 +318,17 @@ int scoreBatch(const HostConfig& config, const Args& args) {
   for (auto& t : threads) t.join();
   std::cerr << "stitchcuda score: " << scored << " scored, " << done.size() << " already in " << args.out << ", "
             << failed << " failed\n";
+  out.close();
+  if (!args.table.empty()) {
+    std::vector<json> lines;
+    std::istringstream all(readText(args.out));
+    for (std::string line; std::getline(all, line);)
+      if (json j = json::parse(line, nullptr, false); j.is_object()) lines.push_back(std::move(j));
+    if (auto error = writeAtomically(args.table, scoreTable(lines))) {
+      std::cerr << "stitchcuda score: " << *error << "\n";
+      return 2;
+    }
+  }
   return failed ? 1 : 0;
 }
 
@@ -278,7 +337,7 @@ int scoreBatch(const HostConfig& config, const Args& args) {
 int runScore(const HostConfig& config, const std::vector<std::string>& rawArgs) {
   auto args = parseArgs(rawArgs);
   if (!args) return 2;
-  return args->batch.empty() ? scoreOne(config, *args) : scoreBatch(config, *args);
+  return args->batch.empty() && args->jobs.empty() ? scoreOne(config, *args) : scoreBatch(config, *args);
 }
 
 }  // namespace stitch::server

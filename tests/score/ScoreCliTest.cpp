@@ -2,7 +2,8 @@
 // GPU suite's recorded H200 verdict of the honest elementwise chain. Pins: a cheating source scored
 // with that passing verdict gets reward 0 (the guards read the source again); the honest candidate
 // earns its speed and the coverage of the graph; without --verdict the verifier runs; a batch writes
-// one line per row, resumes keeping the rows already scored and retrying the failed ones.
+// one line per row, resumes keeping the rows already scored and retrying the failed ones; --jobs scores
+// the candidates of a run's jobs folder and --table tabulates them.
 #include "protocol/JsonRpc.h"
 
 #include <gtest/gtest.h>
@@ -167,6 +168,28 @@ TEST(ScoreCli, BatchWritesOneLinePerRowAndResumes) {
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out.back()["id"], "broken");
   EXPECT_FALSE(out.back().contains("error"));
+}
+
+TEST(ScoreCli, JobsScoresEveryJudgedCandidateOfARunAndTablesThem) {
+  const auto work = workDir("jobs");
+  const std::string optimize = "cd " + kSource.string() + " && " + STITCHCUDA_BIN + " optimize examples/elementwise_chain.py"
+                               " --python " + STITCH_TEST_PYTHON + " --jobs-dir " + (work / "run").string() +
+                               " --log-level warning >/dev/null 2>&1";
+  std::system(optimize.c_str());  // on a CPU machine: one candidate built, its verdict needs_gpu
+  auto r = score(work, "--jobs " + (work / "run").string() + " --out " + (work / "scores.jsonl").string() + " --table " +
+                           (work / "table.md").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto out = lines(work / "scores.jsonl");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0]["coverageSource"], "plan");  // the job's own plan, from its log
+  EXPECT_EQ(out[0]["verdictStatus"], "needs_gpu");
+  const std::string id = out[0]["id"];
+  EXPECT_EQ(id.substr(id.size() - 3), "/c1");
+  std::ifstream table(work / "table.md");
+  std::stringstream text;
+  text << table.rdbuf();
+  EXPECT_NE(text.str().find("| " + id + " | needs_gpu | — | — | 1.00 |"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("1 scored, 0 not scored."), std::string::npos) << text.str();
 }
 
 TEST(ScoreCli, UsageErrorsExitTwo) {
