@@ -1,7 +1,8 @@
 """The rubric's CUDA-engineering dimension (protocol/SCORE.md): which GPU techniques a candidate
 really uses, read from what nvcc made of it (PTX and SASS through cuobjdump) where it can be
 compiled, else from its source. Compiled code is the stronger evidence: a `__shared__` array the
-compiler removed, or a float4 cast it split into scalar loads, does not count there."""
+compiler removed, or a float4 cast it split into scalar loads, does not count there. A load_inline
+candidate's CUDA string is compiled against PyTorch's headers (slow, about 10-30 s, so cached)."""
 from __future__ import annotations
 
 import ast
@@ -10,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -92,10 +94,45 @@ def cuda_text(files: CandidateFiles) -> str:
         return embedded_cuda(f.read())
 
 
-def compile_listings(cu_file: str, cache_dir: str, arch: str) -> dict[str, Any]:
-    """PTX and SASS of a fast-path `.cu` ({"ptx", "sass"} text, or {"why"} when they cannot be
-    made here), cached by content. Only fast-path sources: a load_inline source needs PyTorch's
-    headers and build flags, which only its own build knows."""
+# nvcc on a load_inline source parses all of PyTorch's headers; past this it is not worth waiting for.
+COMPILE_TIMEOUT_S = 300
+
+
+def inline_cuda_file(python_file: str, cache_dir: str) -> Optional[str]:
+    """The CUDA a load_inline candidate compiles (its string constants that define a kernel) as a
+    `.cu` in the cache, or None when it embeds none."""
+    with open(python_file, encoding="utf-8", errors="replace") as f:
+        try:
+            tree = ast.parse(f.read())
+        except SyntaxError:
+            return None
+    kernels = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+               and "__global__" in n.value]
+    if not kernels:
+        return None
+    text = "\n".join(kernels)
+    path = os.path.join(cache_dir, "rubric", "inline-" + hashlib.sha256(text.encode()).hexdigest()[:24] + ".cu")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not os.path.isfile(path):
+        with open(f"{path}.{os.getpid()}.tmp", "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(f"{path}.{os.getpid()}.tmp", path)
+    return path
+
+
+def torch_include_dirs() -> list[str]:
+    """What a load_inline source's `#include <torch/extension.h>` needs: PyTorch's and Python's headers."""
+    try:
+        from torch.utils.cpp_extension import include_paths
+        dirs = list(include_paths(cuda=False))
+    except (ImportError, OSError):
+        dirs = []
+    return dirs + [sysconfig.get_paths()["include"]]
+
+
+def compile_listings(cu_file: str, cache_dir: str, arch: str, include_dirs: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+    """PTX and SASS of a `.cu` ({"ptx", "sass"} text, or {"why"} when they cannot be made here),
+    cached by content."""
     nvcc = find_nvcc()
     cuobjdump = shutil.which("cuobjdump") or (os.path.join(os.path.dirname(nvcc), "cuobjdump") if nvcc else None)
     if not nvcc:
@@ -106,19 +143,23 @@ def compile_listings(cu_file: str, cache_dir: str, arch: str) -> dict[str, Any]:
     out_dir = os.path.join(cache_dir, "rubric", digest)
     os.makedirs(out_dir, exist_ok=True)
     ptx, cubin = os.path.join(out_dir, "candidate.ptx"), os.path.join(out_dir, "candidate.cubin")
-    flags = ["-O3", "-std=c++17", "-I", INCLUDE_DIR, *[f for f in library_flags(text.decode(errors="replace"), nvcc)
-                                                      if not f.startswith("-l")]]
+    flags = ["-O3", "-std=c++17", "-I", INCLUDE_DIR, *[f"-I{d}" for d in include_dirs],
+             *[f for f in library_flags(text.decode(errors="replace"), nvcc) if not f.startswith("-l")]]
     result: dict[str, Any] = {"arch": arch}
     have_cuobjdump = bool(cuobjdump and os.path.isfile(cuobjdump))
     for kind, path in (("ptx", ptx), ("cubin", cubin)) if have_cuobjdump else (("ptx", ptx),):
         if os.path.isfile(path):
             continue
         arch_flag = f"-arch={arch.replace('sm_', 'compute_')}" if kind == "ptx" else f"-arch={arch}"
-        proc = subprocess.run([nvcc, f"-{kind}", arch_flag, *flags, "-o", path + ".tmp", cu_file],
-                              capture_output=True, text=True)
+        tmp = f"{path}.{os.getpid()}.tmp"  # parallel scorers of one source never see half a file
+        try:
+            proc = subprocess.run([nvcc, f"-{kind}", arch_flag, *flags, "-o", tmp, cu_file],
+                                  capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return {"why": f"nvcc -{kind} took longer than {COMPILE_TIMEOUT_S} s"}
         if proc.returncode != 0:
             return {"why": f"nvcc -{kind} failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1]}
-        os.replace(path + ".tmp", path)
+        os.replace(tmp, path)
     with open(ptx, encoding="utf-8", errors="replace") as f:
         result["ptx"] = f.read()
     if not have_cuobjdump:
@@ -140,7 +181,11 @@ def _found(pattern: str, text: str) -> Optional[str]:
 def measure_engineering(files: CandidateFiles, cache_dir: str, arch: str,
                         covered_operators: Optional[int] = None) -> Engineering:
     source = cuda_text(files)
-    listings = compile_listings(files.cuda, cache_dir, arch) if files.cuda else {"why": "load_inline source: read as source only"}
+    if files.cuda:
+        listings = compile_listings(files.cuda, cache_dir, arch)
+    else:
+        inline = inline_cuda_file(files.python, cache_dir)
+        listings = compile_listings(inline, cache_dir, arch, torch_include_dirs()) if inline else {"why": "no CUDA kernel in the file"}
     ptx, sass = listings.get("ptx", ""), listings.get("sass", "")
     compiled = bool(ptx)
     seen: dict[str, list[str]] = {}

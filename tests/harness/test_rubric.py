@@ -11,8 +11,10 @@ import tempfile
 import unittest
 
 from tests.harness import REPO
+from stitchcuda_harness.candidate_files import resolve_candidate
 from stitchcuda_harness.errors import HarnessError
 from stitchcuda_harness.rubric import BUILD_CHECKS, CORRECTNESS_CHECKS, GUARD_CHECKS, score
+from stitchcuda_harness.rubric_engineering import measure_engineering
 from stitchcuda_harness.verdict import CHECK_NAMES
 
 HERE = os.path.join(REPO, "tests", "harness")
@@ -134,6 +136,14 @@ class EngineeringTest(unittest.TestCase):
             self.assertFalse(naive["features"][feature]["present"], naive)
         if tiled["compiled"]["read"] != "source":  # nvcc here: the evidence is the compiled code's
             self.assertTrue(any(e.startswith("ptx: bar.sync") for e in tiled["features"]["tiling"]["evidence"]))
+
+    def test_a_load_inline_candidate_is_read_from_its_compiled_code(self) -> None:
+        # Its CUDA string compiled against PyTorch's headers: the unused __shared__ array is gone
+        # from the PTX, so it earns nothing; the float4 loads are there.
+        eng = measure_engineering(resolve_candidate(os.path.join(HERE, "rubric", "inline_relu.py")), CACHE, "sm_90")
+        self.assertEqual(eng.compiled["read"], "ptx", eng.compiled)
+        self.assertTrue(eng.features["vectorized_access"]["present"])
+        self.assertFalse(eng.features["shared_memory"]["present"], eng.features["shared_memory"])
 
     def test_vector_loads_seen_in_ptx_and_fusion_from_the_plan(self) -> None:
         cover = {"operators": 5, "coveredOperators": 5, "timeShare": 1.0, "timeBasis": "bytes"}
