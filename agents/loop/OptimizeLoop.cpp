@@ -424,7 +424,15 @@ private:
         t.files[e.path().filename().string()].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
       }
     t.verdict = lastVerdict_;
-    if (fb.verifier) t.profile = profiling::feedbackToJson(*fb.verifier);
+    // What PROFILE (or the fix rules) said about it: the feedback it produced and the numbers behind it.
+    if (fb.verifier || fb.floorFraction || !fb.metricsSource.empty()) {
+      json p{{"feedback", fb.verifier ? profiling::feedbackToJson(*fb.verifier) : json()}, {"metricsSource", fb.metricsSource}};
+      if (fb.bound) p["bound"] = *fb.bound;
+      if (fb.achievedPct) p["achievedPct"] = *fb.achievedPct;
+      if (fb.floorFraction) p["floorFraction"] = *fb.floorFraction;
+      if (fb.medianMs) p["medianMs"] = *fb.medianMs;
+      t.profile = p;
+    }
     json params{{"reference", t.taskFile}, {"candidate", t.candidateDir}, {"verdict", t.verdict},
                 {"verdictSource", "verified"}, {"cacheDir", cacheDir()},
                 {"allowPrecision", request_.options.allowPrecision}, {"precision", request_.options.precision}};

@@ -587,9 +587,12 @@ TEST_F(OptimizeLoopTest, RecordedTransitionsCarryEachStepWithWhatItWasGiven) {
   EXPECT_EQ(first.candidateId, "c1");
   EXPECT_EQ(first.verdict["failed_checks"], failingVerdict()["failed_checks"]);
   ASSERT_TRUE(first.profile);  // the fix-mode feedback c1 produced...
-  EXPECT_EQ(first.profile->at("mode"), "fix");
+  EXPECT_EQ(first.profile->at("feedback")["mode"], "fix");
   EXPECT_EQ(second.skill, "refine");  // ...is what c2 was given
-  EXPECT_EQ(second.feedback, first.profile);
+  EXPECT_EQ(second.feedback, first.profile->at("feedback"));
+  ASSERT_TRUE(second.profile);  // a verified candidate's profile: the timing against its floor
+  EXPECT_EQ(second.profile->at("medianMs"), passingVerdict()["timing"]["candidate"]["median_ms"]);
+  EXPECT_GT(second.profile->at("floorFraction").get<double>(), 0.0);
   EXPECT_EQ(second.previousCandidateId, "c1");
   EXPECT_TRUE(second.verdict["passed"].get<bool>());
   EXPECT_EQ(second.reward->at("reward"), 0.5);

@@ -43,7 +43,8 @@ Transition sample(int step, bool refine) {
   t.variant = "b256v4i1";
   t.files = {{"candidate.cu", "__global__ void k() {}\n"}, {"model_new.py", "class ModelNew: ...\n"}};
   t.verdict = {{"passed", true}, {"status", "passed"}, {"failed_checks", json::array()}};
-  t.profile = json{{"schema", "stitchcuda.feedback/1"}, {"mode", "optimize"}, {"category", "memory_floor_reached"}};
+  t.profile = json{{"feedback", {{"schema", "stitchcuda.feedback/1"}, {"mode", "optimize"}, {"category", "memory_floor_reached"}}},
+                   {"metricsSource", "timing"}, {"floorFraction", 0.8}};
   t.reward = json{{"schema", "stitchcuda.score/1"}, {"reward", 0.7}};
   return t;
 }
