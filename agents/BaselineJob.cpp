@@ -180,7 +180,8 @@ protocol::JobFinishedParams BaselineJob::run(const JobRequest& request, JobConte
   if (!facts->cuda)
     return protocol::JobFinishedParams{request.jobId, "noImprovement", std::nullopt, std::nullopt,
                                        "graph captured and CPU time profiled; timing and verification need a GPU, "
-                                       "and none is visible"};
+                                       "and none is visible",
+                                       true};
   return protocol::JobFinishedParams{request.jobId, "noImprovement", std::nullopt, std::nullopt,
                                      "reference measured and profiled; no candidate was generated"};
 }

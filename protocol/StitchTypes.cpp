@@ -141,11 +141,13 @@ void from_json(const json& j, JobFinishedParams& v) {
   v.bestCandidateId = optional<std::string>(j, "bestCandidateId");
   v.speedupEager = optional<double>(j, "speedupEager");
   v.message = optional<std::string>(j, "message").value_or("");
+  v.needsGpu = optional<bool>(j, "needsGpu").value_or(false);
 }
 void to_json(json& j, const JobFinishedParams& v) {
   j = json{{"jobId", v.jobId}, {"state", v.state}, {"message", v.message}};
   put(j, "bestCandidateId", v.bestCandidateId);
   put(j, "speedupEager", v.speedupEager);
+  if (v.needsGpu) j["needsGpu"] = true;
 }
 
 void from_json(const json& j, JobSummary& v) {

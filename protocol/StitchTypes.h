@@ -98,6 +98,7 @@ struct JobFinishedParams {
   std::optional<std::string> bestCandidateId;
   std::optional<double> speedupEager;
   std::string message;
+  bool needsGpu = false;  // nothing could be verified or timed: no GPU was visible
 };
 
 struct Budget {

@@ -22,6 +22,7 @@ struct Args {
   std::string file;
   std::optional<std::string> out;
   bool json = false;
+  bool help = false;
   std::string brain = "builtin";
   std::optional<std::string> model;
   std::optional<std::string> baseUrl;
@@ -29,67 +30,89 @@ struct Args {
   std::string precision = "eager";
   std::string kernelsFolder = "stitchcuda_kernels";
   protocol::Budget budget;  // --iterations, --wall-seconds: the loop's budget (then the best verified is kept)
+  protocol::Tolerance tolerance;
+  std::optional<int> gpu;
 };
 
-// A positive number from `text`, or nullopt.
-std::optional<double> positiveNumber(const std::string& text) {
+const char* kOptimizeUsage = R"(usage: stitchcuda optimize FILE [options]   (every option also as --name=value)
+  --out DIR                 report.md, report.json, and what Accept writes: the model and its program folder
+  --kernels-folder NAME     the program folder's name (a Python package name; default stitchcuda_kernels)
+  --json                    the job's events as JSON lines
+  --brain builtin|openai|anthropic   --model NAME   --base-url URL
+  --atol A  --rtol R        the verifier's tolerances (default 1e-4 each)
+  --gpu N                   the CUDA device to run on
+  --iterations N  --wall-seconds S   the job's budget
+  --allow-precision tf32|fp16|bf16 (repeatable)   --precision eager|fp32
+  host options: --jobs-dir DIR --python PYTHON --ncu-runs N --log FILE --log-level L --record-transitions DIR,
+  and the LLM options of `stitchcuda --help`
+exit: 0 a verified improvement, 3 none, 4 no GPU to verify on (candidates only compiled), 1 error, 2 usage
+)";
+
+// A number from `text` of at least `min` (strictly above when `strict`), or nullopt.
+std::optional<double> number(const std::string& text, double min, bool strict) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v > 0)) return std::nullopt;
+  if (text.empty() || *end != '\0' || !(strict ? v > min : v >= min)) return std::nullopt;
   return v;
 }
 
 std::optional<Args> parseArgs(const std::vector<std::string>& args) {
   Args a;
+  auto fail = [](const std::string& message) -> std::optional<Args> {
+    std::cerr << "stitchcuda optimize: " << message << "\n";
+    return std::nullopt;
+  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--json") a.json = true;
-    else if (arg == "--out" && i + 1 < args.size()) a.out = args[++i];
-    else if (arg.rfind("--out=", 0) == 0) a.out = arg.substr(6);
-    else if (arg == "--brain" && i + 1 < args.size()) a.brain = args[++i];
-    else if (arg.rfind("--brain=", 0) == 0) a.brain = arg.substr(8);
-    else if (arg == "--kernels-folder" && i + 1 < args.size()) a.kernelsFolder = args[++i];
-    else if (arg.rfind("--kernels-folder=", 0) == 0) a.kernelsFolder = arg.substr(17);
-    else if (arg == "--model" && i + 1 < args.size()) a.model = args[++i];
-    else if (arg.rfind("--model=", 0) == 0) a.model = arg.substr(8);
-    else if (arg == "--base-url" && i + 1 < args.size()) a.baseUrl = args[++i];
-    else if (arg.rfind("--base-url=", 0) == 0) a.baseUrl = arg.substr(11);
-    else if (arg == "--allow-precision" && i + 1 < args.size()) {
-      const std::string& p = args[++i];
-      if (!protocol::isPrecision(p)) {
-        std::cerr << "stitchcuda optimize: --allow-precision takes tf32, fp16 or bf16, not " << p << "\n";
-        return std::nullopt;
-      }
-      a.allowPrecision.push_back(p);
-    } else if (arg == "--precision" || arg.rfind("--precision=", 0) == 0) {
-      if (arg == "--precision" && i + 1 == args.size()) {
-        std::cerr << "stitchcuda optimize: --precision takes eager or fp32\n";
-        return std::nullopt;
-      }
-      const std::string p = arg == "--precision" ? args[++i] : arg.substr(12);
-      if (!protocol::isPrecisionMode(p)) {
-        std::cerr << "stitchcuda optimize: --precision takes eager or fp32, not " << p << "\n";
-        return std::nullopt;
-      }
-      a.precision = p;
-    } else if (arg == "--iterations" || arg == "--wall-seconds") {
-      const auto v = i + 1 < args.size() ? positiveNumber(args[++i]) : std::nullopt;
-      if (!v) {
-        std::cerr << "stitchcuda optimize: " << arg << " takes a positive number\n";
-        return std::nullopt;
-      }
-      if (arg == "--iterations") a.budget.iterations = static_cast<int>(*v);
-      else a.budget.wallSeconds = *v;
-    } else if (!arg.empty() && arg[0] != '-' && a.file.empty()) a.file = arg;
-    else {
-      std::cerr << "stitchcuda optimize: unexpected argument " << arg << "\n";
-      return std::nullopt;
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+      return a;
     }
+    if (arg == "--json") {
+      a.json = true;
+      continue;
+    }
+    if (arg.empty() || arg[0] != '-') {
+      if (!a.file.empty()) return fail("one FILE only; unexpected " + arg);
+      a.file = arg;
+      continue;
+    }
+    // Every option takes a value, as `--name value` or `--name=value`.
+    const auto eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    std::string value;
+    if (eq != std::string::npos) value = arg.substr(eq + 1);
+    else if (i + 1 < args.size()) value = args[++i];
+    else return fail(name + " takes a value");
+    if (name == "--out") a.out = value;
+    else if (name == "--brain") a.brain = value;
+    else if (name == "--kernels-folder") {
+      if (!protocol::isPackageName(value)) return fail("--kernels-folder takes a Python package name, not " + value);
+      a.kernelsFolder = value;
+    } else if (name == "--model") a.model = value;
+    else if (name == "--base-url") a.baseUrl = value;
+    else if (name == "--allow-precision") {
+      if (!protocol::isPrecision(value)) return fail("--allow-precision takes tf32, fp16 or bf16, not " + value);
+      a.allowPrecision.push_back(value);
+    } else if (name == "--precision") {
+      if (!protocol::isPrecisionMode(value)) return fail("--precision takes eager or fp32, not " + value);
+      a.precision = value;
+    } else if (name == "--iterations" || name == "--wall-seconds") {
+      const auto v = number(value, 0, true);
+      if (!v) return fail(name + " takes a positive number");
+      if (name == "--iterations") a.budget.iterations = static_cast<int>(*v);
+      else a.budget.wallSeconds = *v;
+    } else if (name == "--atol" || name == "--rtol") {
+      const auto v = number(value, 0, false);
+      if (!v) return fail(name + " takes a number >= 0");
+      (name == "--atol" ? a.tolerance.atol : a.tolerance.rtol) = *v;
+    } else if (name == "--gpu") {
+      const auto v = number(value, 0, false);
+      if (!v || *v != static_cast<int>(*v)) return fail("--gpu takes a device index (0, 1, ...)");
+      a.gpu = static_cast<int>(*v);
+    } else return fail("unexpected argument " + arg + "\n" + kOptimizeUsage);
   }
-  if (a.file.empty()) {
-    std::cerr << "stitchcuda optimize: which file? usage: stitchcuda optimize FILE [--out DIR] [--json]\n";
-    return std::nullopt;
-  }
+  if (a.file.empty()) return fail(std::string("which file?\n") + kOptimizeUsage);
   return a;
 }
 
@@ -190,6 +213,10 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
                         const std::vector<std::string>& rawArgs) {
   auto args = parseArgs(rawArgs);
   if (!args) return 2;
+  if (args->help) {
+    std::cout << kOptimizeUsage;
+    return 0;
+  }
   std::error_code ec;
   auto path = std::filesystem::absolute(args->file, ec);
   std::ifstream in(path, std::ios::binary);
@@ -235,6 +262,8 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.options.precision = args->precision;
   request.options.budget = args->budget;
   request.options.kernelsFolder = args->kernelsFolder;
+  request.options.tolerance = args->tolerance;
+  request.options.gpu = args->gpu;
   if (tty)
     request.progress = [&](const std::string& message, std::optional<int>) {
       std::lock_guard lock(m);
@@ -280,7 +309,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   }
   if (int signal = terminationSignal()) return 128 + signal;  // as a shell reports a process a signal ended
   if (finished->state == "improved") return 0;
-  if (finished->state == "noImprovement") return 3;
+  if (finished->state == "noImprovement") return finished->needsGpu ? 4 : 3;
   return 1;
 }
 

@@ -35,9 +35,10 @@ const char* kUsage = R"(usage:
   stitchcuda serve [--input-style=standard|delimited] [--input-mirror FILE]
                    [--log FILE] [--log-level debug|info|warning|error]
                    [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
-  stitchcuda optimize FILE [--out DIR] [--json] [--brain builtin|openai|anthropic] [--model NAME]
-                    [--base-url URL] [--allow-precision tf32|fp16|bf16] [--precision eager|fp32]
-                    [--iterations N] [--wall-seconds S] [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
+  stitchcuda optimize FILE [--out DIR] [--kernels-folder NAME] [--json] [--brain builtin|openai|anthropic] [--model NAME]
+                    [--base-url URL] [--atol A] [--rtol R] [--gpu N] [--allow-precision tf32|fp16|bf16]
+                    [--precision eager|fp32] [--iterations N] [--wall-seconds S] [--jobs-dir DIR] [--python PYTHON]
+                    [--ncu-runs N]   (stitchcuda optimize --help: what each does and the exit codes)
   stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
                     [--allow-precision tf32|fp16|bf16] [--precision eager|fp32] [--no-timing] [--python PYTHON]
                     [--kernelbench [--seed S]]   (KernelBench's protocol: seeded construction, 5 trials, 1e-4 and 1e-2)

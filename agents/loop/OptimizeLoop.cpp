@@ -369,6 +369,7 @@ private:
     if (best_) f.bestCandidateId = best_->id, f.speedupEager = best_->speedupEager;
     if (!cuda_ && state == "noImprovement" && message.find("GPU") == std::string::npos)
       f.message += "; timing and verification need a GPU, and none is visible";
+    f.needsGpu = !cuda_ && state == "noImprovement";
     return f;
   }
 
