@@ -7,9 +7,11 @@
 #include "server/BenchTable.h"
 #include "server/ResultFiles.h"
 #include "server/CoverageBench.h"
+#include "server/HostShutdown.h"
 #include "server/WorkerProcess.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -150,7 +152,10 @@ struct Plan {
   std::vector<std::string> forward;
 };
 
-TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& gpu) {
+// The task's row, or nothing when `stopping` (a termination signal) stopped its optimize before it ended:
+// such a task is not run, and --resume runs it.
+std::optional<TaskResult> runTask(const Plan& plan, const BenchTask& task, const std::string& gpu,
+                                  const std::atomic<bool>& stopping) {
   const fs::path reportDir = plan.out / "reports" / task.key;
   const fs::path stderrLog = plan.out / "logs" / (task.key + ".stderr.log");
   std::error_code ec;
@@ -171,9 +176,12 @@ TaskResult runTask(const Plan& plan, const BenchTask& task, const std::string& g
   spec.stopGrace = std::chrono::seconds(15);
 
   bench::OptimizeRunReader reader;
+  // The task's stderr log is flushed chunk by chunk: whoever tails it sees the run as it goes.
   process::ChildOutcome outcome = process::runChild(
       spec, plan.timeout, [&](std::string_view line) { reader.line(line); },
-      [&](std::string_view chunk) { log.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); });
+      [&](std::string_view chunk) { log.write(chunk.data(), static_cast<std::streamsize>(chunk.size())).flush(); },
+      [&] { return stopping.load(); });
+  if (outcome.cancelled) return std::nullopt;
   std::optional<json> report;
   if (fs::exists(reportDir / "report.json", ec)) {
     try {
@@ -218,7 +226,7 @@ public:
     for (const auto& r : results_) std::cout << bench::taskRow(r);
     std::cout << "\n" << bench::summaryTable(results_);
     if (!notRun_.empty())
-      std::cout << "\nnot run (deadline): " << notRun_.size() << " task(s); run again with --resume to add them\n";
+      std::cout << "\nnot run (deadline or stopped): " << notRun_.size() << " task(s); run again with --resume to add them\n";
     std::cout << "\nresults: " << (out_ / "results.json").string() << ", " << (out_ / "results.md").string()
               << std::endl;
   }
@@ -421,6 +429,10 @@ int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
   std::cout << "\n" << bench::taskTableHeader() << std::flush;
 
   BenchRun run(plan.out, env.value(), runs, std::move(done));
+  // SIGTERM, SIGINT, SIGHUP: the running optimize runs are stopped (each writes its report), the rest are
+  // not started, and the files say so (not run; --resume runs them).
+  std::atomic<bool> stopping{false};
+  StopOnSignal stopOnSignal([&stopping](int) { stopping = true; });
   const auto start = std::chrono::steady_clock::now();
   std::mutex queueMutex;
   std::size_t next = 0;
@@ -435,15 +447,17 @@ int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
           task = pending[next++];
         }
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (args->deadline && elapsed > *args->deadline) {
+        if (stopping || (args->deadline && elapsed > *args->deadline)) {
           run.notRun(task);
           continue;
         }
-        run.add(runTask(plan, task, gpu), gpu, slots->size() > 1);
+        if (auto result = runTask(plan, task, gpu, stopping)) run.add(std::move(*result), gpu, slots->size() > 1);
+        else run.notRun(task);
       }
     });
   for (auto& w : workers) w.join();
   run.finish();
+  if (int signal = terminationSignal()) return 128 + signal;
   if (run.writeFailed()) return 1;
   return run.complete() ? 0 : 1;
 }

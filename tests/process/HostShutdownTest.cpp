@@ -1,7 +1,8 @@
 // The real binary stopped while its harness worker is busy in a slow CPU forward
 // (tests/fixtures/tasks/slow_cpu_forward.py): `optimize` at SIGTERM, SIGINT and SIGHUP writes its
 // report and closes the job log as cancelled, `verify` stops its worker at SIGINT, `serve` stops when
-// its client closes stdin or at SIGTERM, and a host killed outright takes its worker with it. In every case no process the host started
+// its client closes stdin or at SIGTERM, `bench` stops its optimize runs at SIGINT, and a host killed
+// outright takes its worker with it. In every case no process the host started
 // (its descendants, watched from the start) outlives it.
 #include "process/ChildProcess.h"
 #include "tests/process/ProcessTable.h"
@@ -196,6 +197,37 @@ TEST(HostShutdown, VerifyStopsItsWorkerAtSigint) {
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGINT) << "wait status " << *status << "\n" << host.err();
   EXPECT_NE(host.err().find("stopped by SIGINT before a verdict"), std::string::npos) << host.err();
   EXPECT_EQ(host.survivors(2s), std::vector<pid_t>{});
+}
+
+TEST(HostShutdown, BenchStopsItsOptimizeRunsAtSigintAndLeavesTheTaskToResume) {
+  const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-bench";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tasks" / "level1");
+  fs::copy_file(kTask, dir / "tasks" / "level1" / "slow.py");
+  Host host({"bench", (dir / "tasks").string(), "--out", (dir / "out").string()}, false, dir / "run");
+  // The optimize run's stderr (the worker's with it) goes to the task's log.
+  const fs::path taskLog = dir / "out" / "logs" / "level1" / "slow.stderr.log";
+  ASSERT_TRUE(host.pumpUntil(
+      [&] {
+        std::ifstream in(taskLog);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        return text.find("slow forward: started") != std::string::npos;
+      },
+      180s))
+      << host.err();
+  ::kill(host.pid(), SIGINT);
+  const auto status = host.waitExit(20s);
+  ASSERT_TRUE(status) << host.err();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 128 + SIGINT) << "wait status " << *status;
+  EXPECT_EQ(host.survivors(2s), std::vector<pid_t>{});
+  std::ifstream resultsFile(dir / "out" / "results.json");
+  ASSERT_TRUE(resultsFile) << host.err();
+  const json results = json::parse(resultsFile);
+  EXPECT_EQ(results["notRun"], json::array({"level1/slow"}));
+  EXPECT_EQ(results["results"], json::array());
+  std::ifstream reportFile(dir / "out" / "reports" / "level1" / "slow" / "report.json");
+  ASSERT_TRUE(reportFile) << "the stopped optimize wrote no report";
+  EXPECT_EQ(json::parse(reportFile)["finished"]["state"], "cancelled");
 }
 
 TEST(HostShutdown, AHostKilledOutrightTakesItsWorkerWithIt) {
