@@ -24,10 +24,14 @@ ProgramNames programNames(const std::string& folder, const std::string& modelUri
 std::vector<ProgramFile> programFiles(const ProgramNames& names, const std::string& candidateCuda) {
   // The .cu carries its ABI header: a user's build then needs no include path of ours.
   static const std::regex include(R"([ \t]*#[ \t]*include[ \t]*[<"]stitch_abi\.h[>"][ \t\r]*)");
+  std::string header;  // less its `#pragma once`, which means nothing (and warns) in a main file
+  std::istringstream abi(kStitchAbiH);
+  for (std::string line; std::getline(abi, line);)
+    if (line != "#pragma once") header += line + "\n";
   std::string cuda;
   std::istringstream in(candidateCuda);
   for (std::string line; std::getline(in, line);)
-    cuda += std::regex_match(line, include) ? "// stitch_abi.h, the program's C ABI:\n" + std::string(kStitchAbiH) : line + "\n";
+    cuda += std::regex_match(line, include) ? "// stitch_abi.h, the program's C ABI:\n" + header : line + "\n";
   return {{names.folder + "/__init__.py", loaderSource()}, {names.folder + "/" + names.cuda, std::move(cuda)}};
 }
 

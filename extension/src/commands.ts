@@ -7,6 +7,7 @@ import { JobStore } from './model/jobStore';
 import { Brain, optimizeParams, secretKey } from './model/settings';
 import { basename, jobStateLabel, unverifiedReason } from './model/format';
 import { parseAcceptUnverifiedArgs, Range } from './model/protocol';
+import { cudaFile, exportEntries } from './model/programExport';
 import { showJobProgress } from './views/optimizeProgress';
 
 const OPTIMIZABLE = new Set(['python', 'cuda-cpp']);
@@ -190,6 +191,62 @@ export function registerCommands(
     );
     if (pick !== accept) return;
     await vscode.commands.executeCommand('stitchcuda.acceptCandidate', { jobId: args.jobId, candidateId: args.candidateId });
+  });
+
+  /** The program of the active model (or of `arg`, a model's URI), saying why when there is none. */
+  const programOf = async (arg: unknown) => {
+    const doc = await targetDocument(arg);
+    const found = doc && store.programFor(doc.uri.toString());
+    if (!doc || !found) {
+      void vscode.window.showInformationMessage(
+        'StitchCUDA: no candidate of this file has a program yet. Run "Optimize with StitchCUDA" on the model first.');
+      return undefined;
+    }
+    return { doc, ...found };
+  };
+
+  // Opens the program's .cu: the copy beside the model once accepted, else the job's own.
+  reg('stitchcuda.showGeneratedCuda', async (arg?: unknown) => {
+    const p = await programOf(arg);
+    const cu = p && cudaFile(p.candidate);
+    if (!p || !cu) return;
+    const inWorkspace = vscode.Uri.joinPath(p.doc.uri, '..', cu.path);
+    let target = vscode.Uri.file(cu.source);
+    try {
+      if (p.candidate.status === 'accepted') {
+        await vscode.workspace.fs.stat(inWorkspace);
+        target = inWorkspace;
+      }
+    } catch {
+      // not written beside the model (moved or deleted): the job's copy
+    }
+    await vscode.window.showTextDocument(target, { preview: true });
+  });
+
+  // Writes the program and the model with its edit into a folder the user picks (or `folderArg`).
+  reg('stitchcuda.exportProgram', async (arg?: unknown, folderArg?: unknown) => {
+    const p = await programOf(arg);
+    if (!p) return;
+    let folder = typeof folderArg === 'string' ? vscode.Uri.file(folderArg) : undefined;
+    if (!folder) {
+      const picked = await vscode.window.showOpenDialog({
+        canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Export here',
+        title: `Export the optimized ${basename(p.doc.uri.toString())} (candidate ${p.candidate.id}, ${p.candidate.status})`,
+      });
+      folder = picked?.[0];
+    }
+    if (!folder) return;
+    try {
+      for (const e of exportEntries(p.candidate, basename(p.doc.uri.toString()), p.doc.getText())) {
+        const bytes = 'text' in e ? new TextEncoder().encode(e.text) : await vscode.workspace.fs.readFile(vscode.Uri.file(e.source));
+        await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(folder, e.path), bytes);
+      }
+    } catch (e) {
+      void vscode.window.showErrorMessage(`StitchCUDA: could not export the program: ${errorText(e)}`);
+      return;
+    }
+    output.info(`[${p.job.jobId}] exported candidate ${p.candidate.id} (${p.candidate.status}) to ${folder.fsPath}`);
+    void vscode.window.showInformationMessage(`StitchCUDA: exported the optimized ${basename(p.doc.uri.toString())} to ${folder.fsPath}.`);
   });
 
   reg('stitchcuda.revealTask', async (uri: string, range?: Range) => {

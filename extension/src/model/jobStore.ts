@@ -164,6 +164,23 @@ export class JobStore {
     return undefined;
   }
 
+  /**
+   * The candidate whose program a document's "Show generated CUDA" / "Export optimized program"
+   * mean: in the newest job for the document that has a program, the accepted candidate, else the
+   * job's best verified one, else the newest that has a program.
+   */
+  programFor(uri: string): { job: JobView; candidate: Candidate } | undefined {
+    for (const job of this.all()) {
+      if (job.uri !== uri) continue;
+      const withProgram = job.candidates.filter((c) => c.files?.length && c.newText && c.status !== 'rejected');
+      const pick = withProgram.find((c) => c.status === 'accepted')
+        ?? withProgram.find((c) => c.id === job.bestCandidateId)
+        ?? withProgram.filter((c) => c.status !== 'failed').pop();
+      if (pick) return { job, candidate: pick };
+    }
+    return undefined;
+  }
+
   clear(): void {
     const ids = [...this.jobs.keys()];
     this.jobs.clear();

@@ -512,6 +512,27 @@ try {
       assert(existsSync(result.library) && result.library.startsWith(join(root, 'program-cache')), `nvcc built ${result.library} in the user's cache`);
       assert(/needs CUDA tensors/.test(result.needs_gpu ?? ''), `it says it needs a GPU: ${result.needs_gpu}`);
     });
+
+    if (liveCandidates) await check('live: "Show generated CUDA" opens the accepted program\'s .cu, and "Export optimized program" writes the model and its folder where the user picks', async () => {
+      await wb.openFile('live_block.py');
+      await wb.runCommand('StitchCUDA: Show generated CUDA');
+      await page.locator('.tabs-container .tab.active', { hasText: 'live_block.cu' }).waitFor({ timeout: 15000 });
+      await wb.waitForEditorText((t) => t.includes('stitch_forward'), 'show the generated CUDA');
+      await wb.screenshot(artifacts, '16-generated-cuda');
+      await wb.openFile('live_block.py');
+      const target = join(root, 'exported');
+      mkdirSync(target);
+      await wb.runCommand('StitchCUDA: Export optimized program');
+      // code-server's folder picker is VS Code's simple dialog: a path box, then its OK button.
+      const input = page.locator('.quick-input-widget .quick-input-box input');
+      await input.waitFor({ state: 'visible', timeout: 10000 });
+      await input.fill(`${target}/`);
+      await page.waitForTimeout(500);
+      await page.locator('.quick-input-widget .monaco-button', { hasText: 'Export here' }).click();
+      await waitFor(() => existsSync(join(target, 'live_block.py')) && existsSync(join(target, 'stitchcuda_kernels/live_block.cu'))
+        && existsSync(join(target, 'stitchcuda_kernels/__init__.py')), 'the exported files', 10000);
+      assert(readFileSync(join(target, 'live_block.py'), 'utf8').includes('from stitchcuda_kernels import load_program'), 'the exported model runs the program');
+    });
   }
 } catch (e) {
   if (e instanceof Abort) console.log(`# ${e.message}`);
