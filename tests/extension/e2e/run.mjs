@@ -222,8 +222,16 @@ try {
   await wb.waitReady();
   log('workbench ready');
 
-  await check('the extension activates on a Python file and the host starts', async () => {
+  const hostPids = () => pidsWithArgument(`${dirs.extensions}/`).filter((pid) => {
+    try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0].endsWith('/bin/linux-x64/stitchcuda'); } catch { return false; }
+  });
+
+  await check('a Python file alone starts nothing; the first StitchCUDA command activates the extension and starts the host', async () => {
     await wb.openFile('mlp_block.py');
+    await page.waitForTimeout(3000);
+    assert(hostPids().length === 0, 'no host process for a Python file that no StitchCUDA command touched');
+    assert(!(await wb.statusBarText()), 'no StitchCUDA status-bar item before activation');
+    await wb.runCommand('StitchCUDA: Show plan');
     const text = await waitFor(async () => {
       const t = await wb.statusBarText();
       return t && !/loading|stopped/.test(t) ? t : '';
@@ -347,9 +355,6 @@ try {
     });
   }
 
-  const hostPids = () => pidsWithArgument(`${dirs.extensions}/`).filter((pid) => {
-    try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0].endsWith('/bin/linux-x64/stitchcuda'); } catch { return false; }
-  });
   const hostRunning = async () => { const t = await wb.statusBarText(); return t && !/loading|stopped/.test(t) ? t : ''; };
 
   await check('"Restart host" starts a new host process', async () => {

@@ -46,9 +46,10 @@ test('every setting the code reads is declared with a default', () => {
   assert.ok(!Object.keys(declared).some((k) => /key|token|secret/i.test(k)), 'no API key in settings');
 });
 
-test('the extension activates on Python and CUDA files and ships out/extension.js', () => {
+test('the extension activates on its view (and, implicitly, its commands), not on every Python file, and ships out/extension.js', () => {
   assert.equal(manifest.main, './out/extension.js');
-  assert.ok(manifest.activationEvents.includes('onLanguage:python'));
+  assert.deepEqual(manifest.activationEvents, ['onView:stitchcuda.plan']);
+  assert.ok(manifest.engines.vscode.replace(/^\^/, '') >= '1.74', 'commands activate implicitly from VS Code 1.74');
   assert.equal(manifest.scripts['test:protocol'], 'node --test tests/node/');
   assert.ok(manifest.devDependencies['vscode-jsonrpc']);
 });
