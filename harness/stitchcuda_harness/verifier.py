@@ -76,8 +76,8 @@ class Verification:
         self._baseline: dict[str, Any] = {}
         self._current = "start"       # the stage running, named in a verifier_error
         self._sizes = (0, 0)          # bytes of one trial's inputs and of its outputs
-        self._on_device = True        # whether what later checks need stays on the device (else the CPU)
-        self._kept_inputs: list[list[Any]] = []        # trials 0 and 1, as drawn
+        self._on_device = True        # whether the candidate's kept outputs stay on the device (else the CPU)
+        self._small = True            # trials small against free memory: the reference gets a clone, truth on trial 0
         self._cand_outs: list[list[torch.Tensor]] = []  # the candidate's outputs of trials 0 and 1
         self._truth: Optional[GroundTruth] = None
 
@@ -127,13 +127,11 @@ class Verification:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
     def _keep(self, values: list[Any]) -> list[Any]:
-        """A private copy of a trial's tensors for a later check: on the device while they are small
-        against its free memory, else on the CPU (copied back slice by slice when compared)."""
+        """A private copy of a trial's tensors for a later check: on the device while they fit beside a
+        trial, else on the CPU (copied back slice by slice when compared; a pageable copy of 6.4 GB took
+        5.7 s on an H100, bench/verify_costs.py)."""
         where = self.device if self._on_device else torch.device("cpu")
         return [v.to(where, copy=True) if isinstance(v, torch.Tensor) else v for v in values]
-
-    def _fresh(self, kept: list[Any]) -> list[Any]:
-        return [v.to(self.device, copy=True) if isinstance(v, torch.Tensor) else v for v in kept]
 
     def _guard(self, when: str) -> None:
         assert self.snapshot is not None
@@ -218,7 +216,7 @@ class Verification:
         return self.verdict.finish()
 
     def _release_trials(self) -> None:
-        self._kept_inputs, self._cand_outs = [], []
+        self._cand_outs = []
         if self._truth is not None:
             self._truth.release()
 
@@ -358,11 +356,15 @@ class Verification:
         return seed, "get_inputs", inputs
 
     def _plan_memory(self) -> None:
-        """Keep what later checks need (two trials' inputs and the candidate's outputs) on the
-        device only while that is small against its free memory; else on the CPU."""
+        """What later checks need is the candidate's outputs of trials 0 and 1 (their inputs are drawn
+        again from the seed): kept on the device while two sets of outputs take at most a third of
+        its free memory (a trial itself holds about five times its outputs: inputs, the candidate's
+        copy, its outputs and their copy, the reference's), else on the CPU. Trials small against
+        free memory also give the reference a clone of the inputs and compute the truth on trial 0."""
         free = self._free_bytes()
         trial = sum(self._sizes)
-        self._on_device = 2 * trial <= free // 4
+        self._on_device = 2 * self._sizes[1] <= free // 3
+        self._small = 2 * trial <= free // 4
         self.verdict.memory = {"free_bytes": free, "trial_bytes": trial, "kept_on": "device" if self._on_device else "cpu"}
 
     def _trials(self) -> None:
@@ -373,8 +375,6 @@ class Verification:
         with self._stage("correctness"):
             for i in range(cfg.trials + 1):
                 seed, distribution, inputs = self._trial_inputs(i)
-                if i < 2:
-                    self._kept_inputs.append(self._keep(inputs))
                 poison_allocator(specs, self.device)
                 cand_in = clone_values(inputs)
                 outs, raw = self._run_candidate(cand_in, f"in trial {i}")
@@ -386,8 +386,8 @@ class Verification:
                 del cand_in
                 # The reference runs last: too big to clone, it takes the inputs themselves (it may
                 # write into them), and the truth draws them again from the seed when it needs them.
-                ref_in = clone_values(inputs) if self._on_device else inputs
-                if not self._on_device:
+                ref_in = clone_values(inputs) if self._small else inputs
+                if not self._small:
                     inputs = None
                 ref_outs = self.task.forward(self.ref_model, ref_in)
                 del ref_in
@@ -433,7 +433,7 @@ class Verification:
             return record
         truth: Optional[list[torch.Tensor]] = None
         why = ""
-        if i == 0 and self._on_device:
+        if i == 0 and self._small:
             truth, why = self._truth_for(i, inputs, refs)
         for k, (a, e) in enumerate(zip(outs, refs)):
             c = compare(a, e, self.config.tolerance)
@@ -533,7 +533,7 @@ class Verification:
         values) returns the old answer. Also: the same input twice must give the same answer.
         Judged against the candidate's own outputs of trials 0 and 1 (each already judged against
         the reference, by either rule)."""
-        if len(self._kept_inputs) < 2:
+        if len(self._cand_outs) < 2:
             return
         # Only a candidate right on trials 0 and 1 can show these faults specifically; a wrong one
         # has already failed by name and would only add noise here.
@@ -541,13 +541,13 @@ class Verification:
         trial1_ok = trial0_ok and self.verdict.trials[1]["passed"]
         tol = self.config.tolerance
         with self._stage("buffer_reuse"):
-            buffers = self._fresh(self._kept_inputs[0])
+            buffers = self._trial_inputs(0)[2]
             again, _ = self._run_candidate(buffers, "in the determinism check")
             for k, (a, b) in enumerate(zip(again, self._cand_outs[0])):
                 if trial0_ok and not compare(a, b, tol).same_values:
                     self.verdict.add(Finding("nondeterministic_output", f"output {k} differs between two runs on the same inputs", "comparison"))
             del again
-            for dst, src in zip(buffers, self._kept_inputs[1]):
+            for dst, src in zip(buffers, self._trial_inputs(1)[2]):
                 if isinstance(dst, torch.Tensor):
                     dst.copy_(src)
             reused, _ = self._run_candidate(buffers, "in the buffer-reuse check")
@@ -560,7 +560,7 @@ class Verification:
     def _compute_and_streams(self) -> None:
         assert self.files is not None
         with self._stage("compute_and_streams"), self._candidate_runs():
-            inputs = self._fresh(self._kept_inputs[0])
+            inputs = self._trial_inputs(0)[2]
             recorder = ComputeRecorder(self.files.files)
             try:
                 with recorder, torch.no_grad():
