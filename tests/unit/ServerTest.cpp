@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <condition_variable>
 
 using namespace stitch;
@@ -29,13 +33,16 @@ public:
       cv.notify_all();
     }
   };
-  explicit ScriptedRunner(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
+  // `files`: the program c1 carries (none by default).
+  ScriptedRunner(std::shared_ptr<Gate> gate, std::vector<protocol::CandidateFile> files)
+      : gate_(std::move(gate)), files_(std::move(files)) {}
 
   protocol::JobFinishedParams run(const agents::JobRequest& request, agents::JobContext& context) override {
     context.progress("measuring", 10);
     for (auto& e : test::sampleEvents(request.jobId, request.uri)) {
       if (std::holds_alternative<protocol::JobFinishedParams>(e)) continue;
       if (auto* c = std::get_if<protocol::CandidateParams>(&e)) c->candidate.documentVersion = request.documentVersion;
+      if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c1") c->candidate.files = files_;
       context.emit(e);
     }
     std::unique_lock lock(gate_->m);
@@ -47,6 +54,7 @@ public:
 
 private:
   std::shared_ptr<Gate> gate_;
+  std::vector<protocol::CandidateFile> files_;
 };
 
 class ServerTest : public ::testing::Test {
@@ -57,7 +65,7 @@ protected:
                                               [this](const protocol::OptimizeParams& p, const server::HostConfig&)
                                                   -> std::unique_ptr<agents::JobRunner> {
                                                 if (p.brain != "builtin") return nullptr;
-                                                return std::make_unique<ScriptedRunner>(gate);
+                                                return std::make_unique<ScriptedRunner>(gate, programFiles);
                                               });
   }
   void TearDown() override {
@@ -111,6 +119,7 @@ protected:
   server::HostConfig config;
   std::shared_ptr<ScriptedRunner::Gate> gate = std::make_shared<ScriptedRunner::Gate>();
   std::unique_ptr<server::Server> server;
+  std::vector<protocol::CandidateFile> programFiles;
   int nextId = 1;
   const json fullCapabilities{{"window", {{"workDoneProgress", true}}},
                               {"workspace", {{"applyEdit", true},
@@ -162,6 +171,71 @@ TEST_F(ServerTest, JobStreamsHoversLensesAndAcceptAppliesAVersionedEdit) {
   EXPECT_TRUE(out.waitForMethod("workspace/codeLens/refresh"));
   // The accepted candidate has no lenses any more; the failed one keeps its three.
   EXPECT_EQ(request("textDocument/codeLens", {{"textDocument", {{"uri", uri}}}})["result"].size(), 3u);
+}
+
+// A candidate's program goes beside the model (/tmp here): created by the edit where the client can
+// create files, written by the host first where it cannot; a program gone from the job folder is an error.
+class ServerProgramTest : public ServerTest {
+protected:
+  void SetUp() override {
+    ServerTest::SetUp();
+    std::filesystem::create_directories(jobFolder);
+    std::ofstream(jobFolder / "m.cu") << "// the program\n";
+    programFiles = {{folder + "/m.cu", (jobFolder / "m.cu").string()}};
+  }
+  void TearDown() override {
+    ServerTest::TearDown();
+    std::filesystem::remove_all(jobFolder);
+    std::filesystem::remove_all("/tmp/" + folder);
+  }
+  json accept(const std::string& jobId) {
+    json id = nextId++;
+    server->handleBody(protocol::serialize(protocol::makeRequest(id, "workspace/executeCommand",
+        {{"command", "stitchcuda.acceptCandidate"}, {"arguments", {{{"jobId", jobId}, {"candidateId", "c1"}}}}})));
+    return id;
+  }
+  const std::string folder = "stitch_server_test_kernels_" + std::to_string(::getpid());
+  const std::filesystem::path jobFolder = std::filesystem::temp_directory_path() / (folder + "_job");
+};
+
+TEST_F(ServerProgramTest, TheEditCreatesTheProgramBesideTheModel) {
+  json caps = fullCapabilities;
+  caps["workspace"]["workspaceEdit"]["resourceOperations"] = {"create", "rename"};
+  initialize(caps);
+  openDocument(3);
+  const json id = accept(startJob());
+  auto edit = answer("workspace/applyEdit", {{"applied", true}})["params"]["edit"]["documentChanges"];
+  ASSERT_EQ(edit.size(), 3u);
+  EXPECT_EQ(edit[0]["kind"], "create");
+  EXPECT_EQ(edit[0]["uri"], "file:///tmp/" + folder + "/m.cu");
+  EXPECT_EQ(edit[1]["edits"][0]["newText"], "// the program\n");
+  EXPECT_EQ(edit[2]["textDocument"]["uri"], uri);
+  EXPECT_FALSE(std::filesystem::exists("/tmp/" + folder));  // the client writes it
+  ASSERT_TRUE(out.waitForId(id));
+}
+
+TEST_F(ServerProgramTest, AClientThatCannotCreateFilesGetsThemWrittenFirst) {
+  initialize(fullCapabilities);
+  openDocument(3);
+  const json id = accept(startJob());
+  auto edit = answer("workspace/applyEdit", {{"applied", true}})["params"]["edit"]["documentChanges"];
+  ASSERT_EQ(edit.size(), 1u);
+  std::ifstream written("/tmp/" + folder + "/m.cu");
+  std::stringstream text;
+  text << written.rdbuf();
+  EXPECT_EQ(text.str(), "// the program\n");
+  ASSERT_TRUE(out.waitForId(id));
+}
+
+TEST_F(ServerProgramTest, AProgramGoneFromTheJobFolderIsAnError) {
+  initialize(fullCapabilities);
+  openDocument(3);
+  const std::string jobId = startJob();
+  std::filesystem::remove_all(jobFolder);
+  auto r = request("workspace/executeCommand", {{"command", "stitchcuda.acceptCandidate"},
+                                                {"arguments", {{{"jobId", jobId}, {"candidateId", "c1"}}}}});
+  EXPECT_EQ(r["error"]["code"], -32803);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("optimize again"), std::string::npos) << r.dump();
 }
 
 TEST_F(ServerTest, AcceptIsRefusedWhenTheDocumentChanged) {
