@@ -14,7 +14,18 @@
 namespace stitch::server {
 namespace {
 
+const char* kVerifyUsage = R"(usage: stitchcuda verify --reference TASK.py --candidate CAND [options]   (also --name=value)
+  --json                       the verdict as JSON
+  --atol A  --rtol R           tolerances (default 1e-4 each)
+  --trials N                   seeded trials (default 5)
+  --allow-precision tf32|fp16|bf16 (repeatable)   --precision eager|fp32
+  --no-timing                  correctness and guards only
+  --kernelbench [--seed S]     KernelBench's protocol: seeded construction, 5 trials, 1e-4 and 1e-2
+exit: 0 passed, 1 failed, 2 error, 3 sticky CUDA error, 4 no GPU to run the candidate on
+)";
+
 struct Args {
+  bool help = false;
   std::string reference;
   std::string candidate;
   bool json = false;
@@ -25,8 +36,11 @@ struct Args {
 std::optional<Args> parseArgs(const std::vector<std::string>& args) {
   Args a;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
+    // `--name=value` is `--name value`.
+    const std::string& whole = args[i];
+    const std::string arg = whole.rfind("--", 0) == 0 ? whole.substr(0, whole.find('=')) : whole;
     auto value = [&]() -> std::optional<std::string> {
+      if (arg.size() < whole.size()) return whole.substr(arg.size() + 1);
       if (i + 1 < args.size()) return args[++i];
       std::cerr << "stitchcuda verify: " << arg << " needs a value\n";
       return std::nullopt;
@@ -42,6 +56,10 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
       }
       return true;
     };
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+      return a;
+    }
     if (arg == "--json") a.json = true;
     else if (arg == "--kernelbench") a.kernelbench = true;
     else if (arg == "--seed") { if (!number("seed")) return std::nullopt; a.params["seed"] = static_cast<int>(a.params["seed"].get<double>()); }
@@ -65,9 +83,7 @@ std::optional<Args> parseArgs(const std::vector<std::string>& args) {
     }
   }
   if (a.reference.empty() || a.candidate.empty()) {
-    std::cerr << "usage: stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R]\n"
-                 "                         [--trials N] [--allow-precision tf32|fp16|bf16] [--precision eager|fp32]\n"
-                 "                         [--no-timing] [--kernelbench [--seed S]]\n";
+    std::cerr << kVerifyUsage;
     return std::nullopt;
   }
   return a;
@@ -136,6 +152,10 @@ void printKernelBench(const protocol::json& r) {
 int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& rawArgs) {
   auto args = parseArgs(rawArgs);
   if (!args) return 2;
+  if (args->help) {
+    std::cout << kVerifyUsage;
+    return 0;
+  }
   std::error_code ec;
   args->params["reference"] = std::filesystem::absolute(args->reference, ec).string();
   args->params["candidate"] = std::filesystem::absolute(args->candidate, ec).string();
