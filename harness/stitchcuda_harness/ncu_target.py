@@ -26,6 +26,8 @@ def launch_facts() -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    from .parent_death import die_with_parent
+    die_with_parent()  # ncu is the parent: a host killed outright takes ncu, and so this, with it
     parser = argparse.ArgumentParser(prog=f"python3 -m {MODULE}")
     parser.add_argument("--task", required=True)
     parser.add_argument("--candidate")
