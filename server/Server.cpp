@@ -239,7 +239,6 @@ void Server::rejectCandidate(const protocol::CandidateRef& ref, Reply reply) {
 
 void Server::bindJobs() {
   bindScoreMethod(dispatcher_, pool_, config_, jobs_);
-  bindScoreMethod(dispatcher_, pool_, config_, jobs_);
   dispatcher_.request<protocol::OptimizeParams>(
       "stitchcuda/optimize", [this](protocol::OptimizeParams p, Reply reply, CancelToken) {
         JobManager::StartRequest request;
