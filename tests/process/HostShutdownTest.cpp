@@ -138,6 +138,11 @@ private:
   std::optional<int> status_;
 };
 
+// A folder of the test's own (runs of the suite side by side do not share one).
+fs::path scratch(const std::string& name) {
+  return fs::temp_directory_path() / ("stitch-shutdown-" + std::to_string(::getpid()) + "-" + name);
+}
+
 bool forwardStarted(const Host& host) { return host.err().find("slow forward: started") != std::string::npos; }
 
 // The last event of a job log that was closed: jobFinished, and its state.
@@ -160,7 +165,7 @@ class OptimizeStopsAtSignal : public ::testing::TestWithParam<int> {};
 
 TEST_P(OptimizeStopsAtSignal, WritesTheReportClosesTheLogAndLeavesNoChild) {
   const int signal = GetParam();
-  const fs::path dir = fs::temp_directory_path() / ("stitch-shutdown-" + std::string(sigabbrev_np(signal)));
+  const fs::path dir = scratch(sigabbrev_np(signal));
   Host host({"optimize", kTask.string(), "--out", (dir / "report").string()}, false, dir);
   ASSERT_TRUE(host.pumpUntil([&] { return forwardStarted(host); }, 180s)) << host.err();
   ASSERT_FALSE(host.descendants().empty());
@@ -181,7 +186,7 @@ INSTANTIATE_TEST_SUITE_P(TerminationSignals, OptimizeStopsAtSignal, ::testing::V
                          [](const auto& info) { return std::string(sigabbrev_np(info.param)); });
 
 TEST(HostShutdown, VerifyStopsItsWorkerAtSigint) {
-  const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-verify";
+  const fs::path dir = scratch("verify");
   fs::create_directories(dir);
   // The candidate is the slow task itself under the name verify looks for.
   std::ifstream task(kTask);
@@ -200,7 +205,7 @@ TEST(HostShutdown, VerifyStopsItsWorkerAtSigint) {
 }
 
 TEST(HostShutdown, BenchStopsItsOptimizeRunsAtSigintAndLeavesTheTaskToResume) {
-  const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-bench";
+  const fs::path dir = scratch("bench");
   fs::remove_all(dir);
   fs::create_directories(dir / "tasks" / "level1");
   fs::copy_file(kTask, dir / "tasks" / "level1" / "slow.py");
@@ -231,7 +236,7 @@ TEST(HostShutdown, BenchStopsItsOptimizeRunsAtSigintAndLeavesTheTaskToResume) {
 }
 
 TEST(HostShutdown, AHostKilledOutrightTakesItsWorkerWithIt) {
-  const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-KILL";
+  const fs::path dir = scratch("KILL");
   Host host({"optimize", kTask.string()}, false, dir);
   ASSERT_TRUE(host.pumpUntil([&] { return forwardStarted(host); }, 180s)) << host.err();
   ASSERT_FALSE(host.descendants().empty());
@@ -241,7 +246,7 @@ TEST(HostShutdown, AHostKilledOutrightTakesItsWorkerWithIt) {
 }
 
 TEST(HostShutdown, ServeStopsItsJobsWhenTheClientClosesStdin) {
-  const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-serve-eof";
+  const fs::path dir = scratch("serve-eof");
   Host host({"serve"}, true, dir);
   startJob(host);
   ASSERT_TRUE(host.pumpUntil([&] { return forwardStarted(host); }, 180s)) << host.err();
@@ -255,7 +260,7 @@ TEST(HostShutdown, ServeStopsItsJobsWhenTheClientClosesStdin) {
 }
 
 TEST(HostShutdown, ServeStopsItsJobsAtSigterm) {
-  const fs::path dir = fs::temp_directory_path() / "stitch-shutdown-serve-term";
+  const fs::path dir = scratch("serve-term");
   Host host({"serve"}, true, dir);
   startJob(host);
   ASSERT_TRUE(host.pumpUntil([&] { return forwardStarted(host); }, 180s)) << host.err();
