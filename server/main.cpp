@@ -241,7 +241,8 @@ int main(int argc, char** argv) {
   if (!parseCommon(argc, argv, 2, common, rest)) return 2;
   server::Logger::instance().setLevel(common.logLevel);
   if (common.logFile) server::Logger::instance().openFile(*common.logFile);
-  // serve and optimize cancel their jobs at the first signal (StopOnSignal); the others stop at once.
+  // A command that holds a StopOnSignal (serve, optimize, verify, bench) stops itself at the first signal;
+  // the others stop their children and exit at once.
   server::watchTerminationSignals(std::chrono::seconds(10));
 
   if (command == "serve") return serve(std::move(common), rest);
