@@ -45,6 +45,7 @@ Outcome<int> KernelBuilder::source(const Node& node, const char* name) {
       return Failure{node.where() + ": operand " + t->id + " was computed in a regrouped iteration space"};
     return it->second.value;
   }
+  if (auto c = scalarConstant(*t)) return constant(*c);
   if (kernel_.shape.empty()) kernel_.shape = t->shape;
   auto m = alignedMap(t->shape, {}, node);
   if (!m) return m.error();

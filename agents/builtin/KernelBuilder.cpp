@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
+#include <regex>
 
 namespace stitch::agents::builtin {
 namespace {
@@ -84,6 +86,17 @@ OpClass classifyOp(const std::string& op) {
   if (unaryOps().count(b) || binaryOps().count(b)) return OpClass::Elementwise;
   if (reductionOps().count(b) || compositeOps().count(b)) return OpClass::Reduction;
   return OpClass::Unsupported;
+}
+
+// A 0-dim float32 tensor the forward makes outside ATen (`torch.tensor(self.c)`), whose value the
+// capture wrote as `torch.tensor(0.5, dtype=torch.float32)`: the number itself, so the generated
+// kernel computes with it as with any scalar instead of leaving its consumer in PyTorch.
+std::optional<double> scalarConstant(const TensorInfo& t) {
+  if (t.role != "constant" || !t.shape.empty() || t.dtype != "float32" || !t.py) return std::nullopt;
+  static const std::regex literal(R"(^torch\.tensor\(([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?), dtype=torch\.float32)");
+  std::smatch m;
+  if (!std::regex_search(*t.py, m, literal)) return std::nullopt;
+  return std::stod(m[1].str());
 }
 
 int KernelBuilder::push(KernelValue v) {
@@ -203,7 +216,10 @@ Outcome<int> KernelBuilder::operand(const Node& node, const std::string& argName
   if (!a) return Failure{node.where() + ": missing argument " + argName};
   if (a->tensor) {
     auto it = tensors_.find(*a->tensor);
-    if (it == tensors_.end()) return -1;
+    if (it == tensors_.end()) {
+      if (auto c = scalarConstant(*graph_->tensor(*a->tensor))) return constant(*c);
+      return -1;
+    }
     if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
     if (kernel_.values[it->second.value].dimMap.size() != graph_->tensor(*a->tensor)->shape.size())
       return Failure{node.where() + ": operand " + *a->tensor + " was computed in a regrouped iteration space"};

@@ -9,6 +9,7 @@
 #include "agents/builtin/FusedKernel.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 namespace stitch::agents::builtin {
@@ -24,6 +25,9 @@ OpClass classifyOp(const std::string& op);
 // depthwise kernel and eager's own ran at under half the copy floor
 // (bench/results/kernel_patterns_2026-11-23_h100.md). Other convolutions go to cuDNN.
 bool generatesConvolution(const Graph& graph, const Node& node);
+
+// The value of a 0-dim float32 constant the capture recorded as Python (`torch.tensor(0.5, ...)`).
+std::optional<double> scalarConstant(const TensorInfo& t);
 
 // A write-back node (GraphNormalize): `copy_` of a value into a module's buffer (running
 // statistics, a counter), the one kind of write into a tensor the forward does not own that a

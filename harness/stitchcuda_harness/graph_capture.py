@@ -54,9 +54,12 @@ class _Recorder(TorchDispatchMode):
         if tid is None:
             tid = self.register(t, "constant")
             self.graph.tensors[-1].py = constant_literal(t)
-            self.graph.uncovered.append(Uncovered(op, f"tensor {tid} has no recorded producer (created outside ATen, "
-                                                      "e.g. by a C++ extension or a global); captured as a constant",
-                                                  self.source()))
+            # A small constant written as Python is made again where it is needed (or read as a
+            # number by a generated kernel): only one that cannot be is a gap in the capture.
+            if self.graph.tensors[-1].py is None:
+                self.graph.uncovered.append(Uncovered(op, f"tensor {tid} has no recorded producer (created outside "
+                                                          "ATen, e.g. by a C++ extension or a global); captured as a "
+                                                          "constant", self.source()))
         return tid
 
     def source(self) -> Optional[SourceRef]:

@@ -220,6 +220,18 @@ TEST(TrainingBatchNorm, StatisticsAndBufferUpdatesAreGenerated) {
   EXPECT_TRUE(has(cu, "/ (127.0f)")) << "the running variance is the unbiased one: n - 1 = 2·8·8 - 1";
 }
 
+// `torch.tensor(self.constant)` in a forward is a number in the generated kernel: nothing of the
+// forward stays in PyTorch, and ModelNew does not make the tensor again.
+TEST(ScalarConstant, IsANumberInTheKernel) {
+  const Plan plan = makePlan(testing::loadFixture("scalar_constant").value());
+  EXPECT_TRUE(plan.wholeForward());
+  auto c = testing::fixtureCandidate("scalar_constant");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(has(c.value().python, "STITCH_PYTORCH_OPS = {}")) << c.value().python;
+  EXPECT_FALSE(has(c.value().python, "torch.tensor(")) << c.value().python;
+  EXPECT_TRUE(has(c.value().cuda, "(0.5f)")) << "the constant, as a literal";
+}
+
 // Without a momentum (a cumulative average over num_batches_tracked) the update stays in PyTorch,
 // with the counter it reads.
 TEST(TrainingBatchNorm, CumulativeAverageStaysInPyTorch) {
