@@ -32,6 +32,8 @@ import sys
 import time
 from typing import Any, Optional
 
+from result_files import write_results  # bench/ is on sys.path
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GB = 1e9
 # The verdict's stages in the order the verifier runs them (HARNESS.md, verify); ground_truth is the part of
@@ -371,11 +373,7 @@ def markdown(doc: dict[str, Any]) -> str:
 
 
 def save(out_dir: str, doc: dict[str, Any]) -> None:
-    for name, text in (("results.json", json.dumps(doc, indent=1) + "\n"), ("results.md", markdown(doc))):
-        tmp = os.path.join(out_dir, name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, os.path.join(out_dir, name))
+    write_results(out_dir, doc, markdown(doc))
 
 
 def main() -> int:
