@@ -220,8 +220,10 @@ private:
     std::vector<int64_t> rowShape = shape, chanShape(shape.size(), 1);
     for (int64_t d = 2; d < rank; ++d) rowShape[d] = 1;
     chanShape[1] = channels;
-    std::vector<int64_t> rowDims;
-    for (int64_t d = 2; d < rank; ++d) rowDims.push_back(d);
+    if (count < 2) return false;  // PyTorch refuses one value per channel in training
+    std::vector<int64_t> rowDims;  // none where the spatial dims are all 1 (a squeeze-excite's [N, C, 1, 1])
+    if (spatial > 1)
+      for (int64_t d = 2; d < rank; ++d) rowDims.push_back(d);
     auto op = [&](const std::string& name, json inputs, const std::vector<int64_t>& s, std::string out = "") {
       if (out.empty()) out = newTensor(like, s);
       nodes.push_back(node(n, name, std::move(inputs), out));
