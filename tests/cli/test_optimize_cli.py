@@ -10,12 +10,11 @@ import sys
 import tempfile
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("STITCHCUDA_BIN", "")
+from tests.cli import BIN, stitchcuda
 
 
 def optimize(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([BIN, "optimize", *args], capture_output=True, text=True, timeout=600, cwd=REPO)
+    return stitchcuda("optimize", *args)
 
 
 @unittest.skipUnless(BIN, "set STITCHCUDA_BIN to the stitchcuda binary")

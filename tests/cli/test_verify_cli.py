@@ -3,17 +3,15 @@ machine (a fast-path candidate there says it needs a GPU: exit 4). Needs STITCHC
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("STITCHCUDA_BIN", "")
+from tests.cli import BIN, stitchcuda
 
 
 def verify(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([BIN, "verify", *args], capture_output=True, text=True, timeout=600, cwd=REPO)
+    return stitchcuda("verify", *args)
 
 
 @unittest.skipUnless(BIN, "set STITCHCUDA_BIN to the stitchcuda binary")
