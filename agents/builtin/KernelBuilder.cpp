@@ -50,9 +50,12 @@ const std::set<std::string>& compositeOps() {
   return ops;
 }
 
+// Layout without data movement. Transposes and permutes of a tensor a kernel reads from outside
+// are read through their strides; of a value the open kernel computes, they close it (the value is
+// written) and the next kernel reads the written buffer through the transposed strides.
 const std::set<std::string>& viewOps() {
   static const std::set<std::string> ops{"view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "expand",
-                                         "flatten", "_reshape_alias"};
+                                         "flatten", "_reshape_alias", "transpose", "permute", "t"};
   return ops;
 }
 
@@ -424,6 +427,8 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     }
     const TensorInfo* src = graph_->tensor(*self->tensor);
     const TensorInfo* dst = graph_->tensor(out0);
+    if (b == "transpose" || b == "permute" || b == "t")  // sizes alone cannot tell a permutation from a reshape
+      return Failure{node.where() + ": transposes a value this kernel computes; the next kernel reads it written"};
     if (kernel_.values[it->second.value].dimMap.size() != src->shape.size())
       return Failure{node.where() + ": views a value computed in a regrouped iteration space"};
     if (nonUnit(src->shape) != nonUnit(dst->shape))
