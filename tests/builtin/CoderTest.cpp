@@ -232,6 +232,20 @@ TEST(ScalarConstant, IsANumberInTheKernel) {
   EXPECT_TRUE(has(c.value().cuda, "(0.5f)")) << "the constant, as a literal";
 }
 
+// A channel shuffle is generated: the kernel after the transpose reads the convolution's tail
+// through the transposed strides (the group dim's stride is a whole group of channels).
+TEST(Layout, ChannelShuffleReadsThroughTheTransposedStrides) {
+  const Plan plan = makePlan(testing::loadFixture("channel_shuffle").value());
+  std::string left;
+  for (const auto& u : plan.uncovered) left += u.op + ": " + u.reason + "; ";
+  EXPECT_TRUE(plan.wholeForward()) << left;
+  auto c = testing::fixtureCandidate("channel_shuffle");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(has(c.value().python, "STITCH_PYTORCH_OPS = {}")) << c.value().python;
+  // [2, 4, 3, 8, 8] iterated, [2, 3, 4, 8, 8] read: dim 2 (the group) steps over 4·8·8 elements.
+  EXPECT_TRUE(has(c.value().cuda, "(rest % (int64_t)3LL) * (int64_t)256LL")) << c.value().cuda;
+}
+
 // Without a momentum (a cumulative average over num_batches_tracked) the update stays in PyTorch,
 // with the counter it reads.
 TEST(TrainingBatchNorm, CumulativeAverageStaysInPyTorch) {
