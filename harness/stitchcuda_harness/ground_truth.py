@@ -19,6 +19,11 @@ from .task_loader import check_tensor_outputs
 _INTERMEDIATES = 2
 
 
+def to_float64(values: list[Any]) -> list[Any]:
+    """A forward's arguments for its float64 run: floating-point tensors cast, the rest as given."""
+    return [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values]
+
+
 def _bytes64(values: list[Any]) -> int:
     return sum(v.numel() * 8 for v in values if isinstance(v, torch.Tensor))
 
@@ -47,7 +52,7 @@ class GroundTruth:
                 # A copy: the reference's own state (BatchNorm's running statistics) must move only
                 # with the trials, exactly as the candidate's does.
                 self.model64 = copy.deepcopy(self.reference).double()
-            x64 = [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in inputs]
+            x64 = to_float64(inputs)
             with torch.no_grad():
                 truth = check_tensor_outputs(self.model64(*x64), self.path, None, "task")
             del x64

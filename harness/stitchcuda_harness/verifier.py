@@ -27,7 +27,7 @@ from . import baseline
 from .candidate_files import CandidateFiles, resolve_candidate
 from .environment_info import pick_device
 from .errors import HarnessError, from_exception, is_no_gpu_error, is_out_of_memory, is_sticky_cuda_error
-from .ground_truth import GroundTruth
+from .ground_truth import GroundTruth, to_float64
 from .kernel_trace import stream_findings, trace_kernels
 from .model_state import buffer_differences, construction_difference
 from .module_loader import load_module
@@ -513,8 +513,7 @@ class Verification:
             model = self.task.instantiate(self.device, self.config.seed).double()
             with torch.no_grad():
                 for i in range(self.config.trials + 1):
-                    x64 = [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-                           for v in self._trial_inputs(i)[2]]
+                    x64 = to_float64(self._trial_inputs(i)[2])
                     self.task.forward(model, x64)
                     del x64
             return {name: b for name, b in model.named_buffers()}, ""
