@@ -1,16 +1,23 @@
 // The palette commands: optimize, cancel, show plan / log, restart the host, set an API key,
-// reopen a past job from its log, reveal a task's code.
+// reopen a past job from its log, reveal a task's code, show a candidate's CUDA, export it.
 
+import { execFile } from 'child_process';
 import * as vscode from 'vscode';
 import { HostClient, currentSettings } from './hostClient';
 import { JobStore } from './model/jobStore';
 import { Brain, optimizeParams, secretKey } from './model/settings';
 import { basename, jobStateLabel, unverifiedReason } from './model/format';
-import { parseAcceptUnverifiedArgs, Range } from './model/protocol';
-import { cudaFile, exportEntries } from './model/programExport';
+import { Candidate, parseAcceptUnverifiedArgs, Range } from './model/protocol';
+import {
+  candidateDir, cudaFile, exportEntries, ExportForm, KERNELBENCH_FILE, kernelbenchExportProcess, parseCandidateRef, parseExportForm,
+} from './model/programExport';
+import { interpreterProblem } from './model/interpreter';
 import { showJobProgress } from './views/optimizeProgress';
 
 const OPTIMIZABLE = new Set(['python', 'cuda-cpp']);
+
+/** An error already shown to the user. */
+class Handled extends Error {}
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -43,11 +50,19 @@ export function registerCommands(
     const uri = doc.uri.toString();
     let jobs;
     try {
+      // The interpreter selected for this file (stitchcuda.pythonPath, else the Python extension's).
+      if (doc.uri.scheme === 'file') await host.useInterpreterFor(doc.uri);
       jobs = await host.ready();
     } catch (e) {
       return; // host.start already told the user
     }
-    const progress = showJobProgress(store, uri, (id) => jobs.cancel(id));
+    const python = host.interpreter;
+    const progress = showJobProgress(store, uri, (id) => jobs.cancel(id), (job) => {
+      const problem = interpreterProblem(job.message);
+      if (!problem || !python) return false;
+      void host.interpreters.showProblem(problem, python, job.message);
+      return true;
+    });
     try {
       const params = optimizeParams(uri, settings);
       const jobId = await jobs.optimize(params, (r) => progress.report(r));
@@ -193,8 +208,26 @@ export function registerCommands(
     await vscode.commands.executeCommand('stitchcuda.acceptCandidate', { jobId: args.jobId, candidateId: args.candidateId });
   });
 
-  /** The program of the active model (or of `arg`, a model's URI), saying why when there is none. */
+  /**
+   * The program of the active model, of `arg` (a model's URI), or of the candidate `arg` names
+   * (`{jobId, candidateId}`, from a report's link); saying why when there is none.
+   */
   const programOf = async (arg: unknown) => {
+    const ref = parseCandidateRef(arg);
+    if (ref) {
+      const job = store.get(ref.jobId);
+      const candidate = job?.candidates.find((c) => c.id === ref.candidateId);
+      if (!job || !candidate || !candidate.files?.length || !candidate.newText) {
+        void vscode.window.showInformationMessage(`StitchCUDA: candidate ${ref.candidateId} of job ${ref.jobId} has no program.`);
+        return undefined;
+      }
+      try {
+        return { doc: await vscode.workspace.openTextDocument(vscode.Uri.parse(job.uri)), job, candidate };
+      } catch (e) {
+        void vscode.window.showErrorMessage(`StitchCUDA: cannot open ${job.uri}: ${errorText(e)}`);
+        return undefined;
+      }
+    }
     const doc = await targetDocument(arg);
     const found = doc && store.programFor(doc.uri.toString());
     if (!doc || !found) {
@@ -223,31 +256,96 @@ export function registerCommands(
     await vscode.window.showTextDocument(target, { preview: true });
   });
 
-  // Writes the program and the model with its edit into a folder the user picks (or `folderArg`).
-  reg('stitchcuda.exportProgram', async (arg?: unknown, folderArg?: unknown) => {
+  // Writes the program and the model with its edit into a folder the user picks (or `folderArg`), or
+  // the one-file KernelBench form (kernelbench.py with ModelNew), as the user picks (or `formArg`;
+  // with a folder given and no form: the program).
+  reg('stitchcuda.exportProgram', async (arg?: unknown, folderArg?: unknown, formArg?: unknown) => {
     const p = await programOf(arg);
     if (!p) return;
+    const model = basename(p.doc.uri.toString());
+    let form: ExportForm | undefined = parseExportForm(formArg) ?? (typeof folderArg === 'string' ? 'program' : undefined);
+    if (!form) {
+      const forms: (vscode.QuickPickItem & { form: ExportForm })[] = [
+        { form: 'program', label: 'Program folder and model', description: `${model} + its program folder`,
+          detail: 'What Accept writes: the model with its edit, and the .cu with its loader (needs PyTorch and the CUDA toolkit).' },
+        { form: 'kernelbench', label: 'KernelBench file', description: KERNELBENCH_FILE,
+          detail: 'One file defining ModelNew: the CUDA source inlined and built with load_inline, for any KernelBench evaluation.' },
+      ];
+      const pick = await vscode.window.showQuickPick(forms, {
+        title: `Export the optimized ${model} (candidate ${p.candidate.id}, ${p.candidate.status})`, placeHolder: 'Export as…',
+      });
+      form = pick?.form;
+    }
+    if (!form) return;
     let folder = typeof folderArg === 'string' ? vscode.Uri.file(folderArg) : undefined;
     if (!folder) {
       const picked = await vscode.window.showOpenDialog({
         canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Export here',
-        title: `Export the optimized ${basename(p.doc.uri.toString())} (candidate ${p.candidate.id}, ${p.candidate.status})`,
+        title: form === 'kernelbench'
+          ? `Folder for ${KERNELBENCH_FILE} (the KernelBench form of candidate ${p.candidate.id}, ${p.candidate.status})`
+          : `Export the optimized ${model} (candidate ${p.candidate.id}, ${p.candidate.status})`,
       });
       folder = picked?.[0];
     }
     if (!folder) return;
+    let written: vscode.Uri;
     try {
-      for (const e of exportEntries(p.candidate, basename(p.doc.uri.toString()), p.doc.getText())) {
-        const bytes = 'text' in e ? new TextEncoder().encode(e.text) : await vscode.workspace.fs.readFile(vscode.Uri.file(e.source));
-        await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(folder, e.path), bytes);
+      if (form === 'kernelbench') {
+        written = await exportKernelBench(p.candidate, p.doc.uri, folder);
+      } else {
+        for (const e of exportEntries(p.candidate, model, p.doc.getText())) {
+          const bytes = 'text' in e ? new TextEncoder().encode(e.text) : await vscode.workspace.fs.readFile(vscode.Uri.file(e.source));
+          await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(folder, e.path), bytes);
+        }
+        written = folder;
       }
     } catch (e) {
+      if (e instanceof Handled) return;
       void vscode.window.showErrorMessage(`StitchCUDA: could not export the program: ${errorText(e)}`);
       return;
     }
-    output.info(`[${p.job.jobId}] exported candidate ${p.candidate.id} (${p.candidate.status}) to ${folder.fsPath}`);
-    void vscode.window.showInformationMessage(`StitchCUDA: exported the optimized ${basename(p.doc.uri.toString())} to ${folder.fsPath}.`);
+    output.info(`[${p.job.jobId}] exported candidate ${p.candidate.id} (${p.candidate.status}) ${form === 'kernelbench' ? 'as KernelBench file ' : 'to '}${written.fsPath}`);
+    if (form === 'kernelbench') {
+      const open = 'Open';
+      void vscode.window.showInformationMessage(`StitchCUDA: wrote the KernelBench form of ${model} to ${written.fsPath}.`, open).then((pick) => {
+        if (pick === open) void vscode.window.showTextDocument(written);
+      });
+    } else {
+      void vscode.window.showInformationMessage(`StitchCUDA: exported the optimized ${model} to ${folder.fsPath}.`);
+    }
   });
+
+  /**
+   * Writes `<folder>/kernelbench.py` with the harness's KernelBench export (HARNESS.md, `python -m
+   * stitchcuda_harness export`), run with the host's interpreter. The host's editor protocol has no
+   * request for it, so the extension runs the harness it ships (or the one beside the host binary).
+   */
+  async function exportKernelBench(candidate: Candidate, model: vscode.Uri, folder: vscode.Uri): Promise<vscode.Uri> {
+    const dir = candidateDir(candidate);
+    if (!dir) throw new Error(`the host did not say where candidate ${candidate.id}'s files are`);
+    const harness = host.harnessDir();
+    if (!harness) throw new Error('the StitchCUDA harness (stitchcuda_harness) was found neither in the extension nor above the host binary');
+    const python = host.interpreter ?? await host.interpreters.resolve(model);
+    const out = vscode.Uri.joinPath(folder, KERNELBENCH_FILE);
+    const spec = kernelbenchExportProcess(python.path, harness, dir, out.fsPath, process.env);
+    output.info(`KernelBench export: ${spec.command} ${spec.args.join(' ')}`);
+    const failure = await new Promise<string | undefined>((resolve) => {
+      execFile(spec.command, spec.args, { env: spec.env, timeout: 180000, maxBuffer: 16 << 20 }, (error, _stdout, stderr) => {
+        if (!error) return resolve(undefined);
+        const tail = String(stderr).trim().split('\n').slice(-3).join(' ').trim();
+        resolve(tail || error.message);
+      });
+    });
+    if (failure !== undefined) {
+      const problem = interpreterProblem(failure) ?? (/ENOENT/.test(failure) ? 'notRunnable' : undefined);
+      if (problem) {
+        void host.interpreters.showProblem(problem, python, failure);
+        throw new Handled();
+      }
+      throw new Error(failure);
+    }
+    return out;
+  }
 
   reg('stitchcuda.revealTask', async (uri: string, range?: Range) => {
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));

@@ -1,8 +1,9 @@
 // The language client that starts and talks to `stitchcuda serve` over stdio: the launch
-// (settings, bundled binary, API key through the environment), restarts, and the state the
-// status bar shows. Features register here; views read the JobStore.
+// (settings, bundled binary, the Python interpreter, API key through the environment), restarts,
+// and the state the status bar shows. Features register here; views read the JobStore.
 
 import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import {
   CloseAction, CodeLensRequest, ErrorAction, LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions,
@@ -15,7 +16,10 @@ import { HostState } from './model/format';
 import {
   Methods, parseCandidateParams, parseJobFinished, parseLog, parsePlan, parseProfile,
 } from './model/protocol';
-import { hostLaunch, readSettings, resolveHost, secretKey, Settings } from './model/settings';
+import { HostLocation, hostLaunch, readSettings, resolveHost, secretKey, Settings } from './model/settings';
+import { describeInterpreter, hostPython, Interpreter } from './model/interpreter';
+import { harnessDirCandidates } from './model/programExport';
+import { defaultResource, Interpreters } from './interpreter';
 
 export const DOCUMENT_SELECTOR = [
   { scheme: 'file', language: 'python' },
@@ -41,15 +45,66 @@ export class HostClient implements vscode.Disposable {
   private stateSub: vscode.Disposable | undefined;
   /** Whether the current client reached Running once: a host that never started is not restarted. */
   private wasRunning = false;
+  /** The interpreter and the binary the current host was started with. */
+  private python: Interpreter | undefined;
+  private location: HostLocation | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly output: vscode.LogOutputChannel,
     private readonly store: JobStore,
+    readonly interpreters: Interpreters,
   ) {}
 
   get state(): HostState {
     return this.hostState;
+  }
+
+  /** The interpreter the running host's harness uses; undefined while no host was started. */
+  get interpreter(): Interpreter | undefined {
+    return this.client ? this.python : undefined;
+  }
+
+  /**
+   * Makes the host run the interpreter chosen for `resource` (a model file): a host started with
+   * another one is restarted when no job runs; with jobs running it keeps its interpreter and says so.
+   */
+  async useInterpreterFor(resource: vscode.Uri): Promise<void> {
+    const wanted = await this.interpreters.resolve(resource);
+    if (this.starting) await this.starting.catch(() => undefined);
+    if (!this.client) {
+      await this.start(resource, wanted);
+      return;
+    }
+    if (this.python && this.python.path === wanted.path) return;
+    if (this.store.running().length > 0) {
+      const now = this.python ? describeInterpreter(this.python) : 'another interpreter';
+      this.output.warn(`${resource.fsPath} uses ${describeInterpreter(wanted)}, but the host runs ${now} and has a job running; this job uses ${now}`);
+      void vscode.window.showWarningMessage(
+        `StitchCUDA: this job runs with ${now}, not ${wanted.path}: another job is running. "StitchCUDA: Restart host" once it ends switches the interpreter.`);
+      return;
+    }
+    this.output.info(`the interpreter for ${resource.fsPath} is ${describeInterpreter(wanted)}; restarting the host with it`);
+    await this.restart(resource, wanted);
+  }
+
+  /** The folder holding the harness (`stitchcuda_harness`): bundled with the extension, else above the host binary. */
+  harnessDir(): string | undefined {
+    const settings = currentSettings();
+    const loc = this.location ?? resolveHost(settings, this.context.extensionPath, process.platform, process.arch, (p) => fs.existsSync(p));
+    let command = loc.command;
+    if (!/[\\/]/.test(command)) {
+      // On PATH: where the shell would find it.
+      for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+        if (dir && fs.existsSync(path.join(dir, command))) { command = path.join(dir, command); break; }
+      }
+    }
+    try {
+      command = fs.realpathSync(command);
+    } catch {
+      // keep the path as given
+    }
+    return harnessDirCandidates(command, loc.bundledRoot).find((d) => fs.existsSync(path.join(d, 'stitchcuda_harness')));
   }
 
   private setState(s: HostState): void {
@@ -60,18 +115,38 @@ export class HostClient implements vscode.Disposable {
 
   /** The job requests, once the host runs; throws a clear error otherwise. */
   async ready(): Promise<JobFeature> {
-    if (!this.client || this.hostState === 'stopped') await this.start();
+    if (this.starting || !this.client || this.hostState === 'stopped') await this.start();
     if (!this.jobs) throw new Error('the StitchCUDA host is not running; see "StitchCUDA: Show log"');
     return this.jobs;
   }
 
-  async start(): Promise<void> {
+  /**
+   * Starts the host with the interpreter for `resource` (default: the active Python file, else the
+   * workspace). Concurrent calls share one start.
+   */
+  async start(resource?: vscode.Uri, interpreter?: Interpreter): Promise<void> {
+    if (this.starting) return this.starting;
     if (this.client) return;
+    const starting = this.startClient(resource, interpreter).finally(() => {
+      if (this.starting === starting) this.starting = undefined;
+    });
+    this.starting = starting;
+    return starting;
+  }
+
+  private starting: Promise<void> | undefined;
+
+  private async startClient(resource: vscode.Uri | undefined, interpreter: Interpreter | undefined): Promise<void> {
+    const python = interpreter ?? await this.interpreters.resolve(resource ?? defaultResource());
     const settings = currentSettings();
     const loc = resolveHost(settings, this.context.extensionPath, process.platform, process.arch, (p) => fs.existsSync(p));
     const apiKey = settings.brain === 'builtin' ? undefined : await this.context.secrets.get(secretKey(settings.brain));
-    const launch = hostLaunch(loc, settings, process.env, apiKey);
-    this.output.info(`starting the host: ${launch.command} ${launch.args.join(' ')} (${loc.source})`);
+    // The host takes one interpreter for its harness workers: initializationOptions.python (and
+    // STITCHCUDA_PYTHON); the default is left to the host ($STITCHCUDA_PYTHON, else python3).
+    const launch = hostLaunch(loc, { ...settings, pythonPath: hostPython(python) }, process.env, apiKey);
+    this.output.info(`starting the host: ${launch.command} ${launch.args.join(' ')} (${loc.source}); Python: ${describeInterpreter(python)}`);
+    this.python = python;
+    this.location = loc;
 
     const serverOptions: ServerOptions = {
       // No `transport`: languageclient would append --stdio; `serve` speaks stdio by default.
@@ -204,11 +279,11 @@ export class HostClient implements vscode.Disposable {
     }
   }
 
-  async restart(): Promise<void> {
+  async restart(resource?: vscode.Uri, interpreter?: Interpreter): Promise<void> {
     this.output.info('restarting the host');
     this.restarts = [];
     await this.disposeClient();
-    await this.start();
+    await this.start(resource, interpreter);
   }
 
   private async disposeClient(): Promise<void> {

@@ -2,8 +2,9 @@
 // the job's events), with Cancel wired to stitchcuda/cancelJob. It closes when the job ends.
 
 import * as vscode from 'vscode';
-import { JobStore } from '../model/jobStore';
+import { JobStore, JobView } from '../model/jobStore';
 import { basename, candidateSummary } from '../model/format';
+import { jobDiagnostic } from '../model/jobDiagnostics';
 import { ProgressReport } from '../features/jobFeature';
 
 export interface JobProgress {
@@ -15,9 +16,27 @@ export interface JobProgress {
   fail(): void;
 }
 
+/** Says why a job failed in its own way (returns true), e.g. an interpreter without PyTorch. */
+export type FailureHandler = (job: JobView) => boolean;
+
 /** The job's outcome, once, when the progress closes (not for jobs reopened from a log). */
-function announce(state: string, message: string | undefined): void {
+function announce(job: JobView, onFailure?: FailureHandler): void {
+  const { state, message } = job;
   const text = `StitchCUDA: ${message || state}`;
+  if (state === 'failed' && onFailure?.(job)) return;
+  // An error in the model itself: name the user's file (the host's message names its snapshot),
+  // and go to the line; the diagnostic is there too.
+  const located = state === 'failed' ? jobDiagnostic(job) : undefined;
+  if (located) {
+    const go = 'Go to error';
+    void vscode.window.showErrorMessage(`StitchCUDA: ${basename(job.uri)}:${located.line + 1}: ${located.message}`, go, 'Show log').then((pick) => {
+      if (pick === go) {
+        const at = new vscode.Range(located.line, 0, located.line, 0);
+        void vscode.window.showTextDocument(vscode.Uri.parse(job.uri), { selection: at, preview: false });
+      } else if (pick) void vscode.commands.executeCommand('stitchcuda.showLog');
+    });
+    return;
+  }
   if (state === 'improved' || state === 'noImprovement') {
     void vscode.window.showInformationMessage(text, 'Show plan').then((pick) => {
       if (pick) void vscode.commands.executeCommand('stitchcuda.showPlan');
@@ -29,7 +48,9 @@ function announce(state: string, message: string | undefined): void {
   }
 }
 
-export function showJobProgress(store: JobStore, uri: string, cancel: (jobId: string) => Promise<void>): JobProgress {
+export function showJobProgress(
+  store: JobStore, uri: string, cancel: (jobId: string) => Promise<void>, onFailure?: FailureHandler,
+): JobProgress {
   let jobId: string | undefined;
   let last: vscode.Progress<{ message?: string; increment?: number }> | undefined;
   let lastPct = 0;
@@ -61,7 +82,7 @@ export function showJobProgress(store: JobStore, uri: string, cancel: (jobId: st
     const job = store.get(id);
     if (job && job.state !== 'running') {
       finish();
-      announce(job.state, job.message);
+      announce(job, onFailure);
       return;
     }
     last?.report({ message: fromEvents() });
