@@ -36,7 +36,7 @@ export class RubricHover implements vscode.HoverProvider, vscode.Disposable {
     }
     // The candidate's report links to its program: "Show generated CUDA" and "Export optimized program".
     const links = programLinks(at.jobId, at.candidate);
-    const withLinks = (md: string) => (links ? `${md}\n\n${links}\n` : md);
+    const withLinks = (md: string) => (links ? `**StitchCUDA** · candidate ${at.candidate.id}: ${links}\n\n${md}` : md);
     try {
       const result = await score;
       if (token.isCancellationRequested) return undefined;

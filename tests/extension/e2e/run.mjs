@@ -16,7 +16,10 @@
 // removes (--no-live-candidates, or STITCHCUDA_E2E_LIVE_CANDIDATES=0, skips this one for a
 // host without the built-in brain); a finished job's CPU profile shows in a hover; Accept of an
 // unverified live candidate asks first, writes the program folder beside the model through the
-// edit, and the saved model builds with nvcc and says it needs a GPU in a fresh Python.
+// edit, and the saved model builds with nvcc and says it needs a GPU in a fresh Python; Show
+// generated CUDA, Export (the program folder, and the one-file KernelBench form), the candidate's
+// report (hover) linking to both; a model that raises when built gets a diagnostic on its line; an
+// interpreter without PyTorch gets an error offering "Open settings" (no Python extension here).
 // Screenshots go to --artifacts.
 // Every process it starts is ended by pid; the run ends with a 'N passed, N failed' line.
 import { chromium } from 'playwright-core';
@@ -140,6 +143,7 @@ try {
   const fixtures = join(repo, 'tests/extension/fixtures');
   copyFileSync(join(fixtures, 'workspace/mlp_block.py'), join(dirs.workspace, 'mlp_block.py'));
   copyFileSync(join(fixtures, 'workspace/live_block.py'), join(dirs.workspace, 'live_block.py'));
+  copyFileSync(join(fixtures, 'workspace/broken_model.py'), join(dirs.workspace, 'broken_model.py'));
   mkdirSync(join(dirs.workspace, 'jobs'));
   const wsUri = pathToFileURL(dirs.workspace).href.replace(/\/?$/, '/');
   writeFileSync(join(dirs.workspace, 'jobs/recorded-job.jsonl'),
@@ -518,7 +522,25 @@ try {
       assert(/needs CUDA tensors/.test(result.needs_gpu ?? ''), `it says it needs a GPU: ${result.needs_gpu}`);
     });
 
-    if (liveCandidates) await check('live: "Show generated CUDA" opens the accepted program\'s .cu, and "Export optimized program" writes the model and its folder where the user picks', async () => {
+    /** Runs "Export optimized program" on the open model: picks the form, then types the folder into VS Code's simple dialog. */
+    const exportAs = async (form, target) => {
+      await wb.runCommand('StitchCUDA: Export optimized program');
+      await wb.pick(form, form);
+      // code-server's folder picker is VS Code's simple dialog: a path box, then its OK button.
+      const exportHere = page.locator('.quick-input-widget .monaco-button', { hasText: 'Export here' });
+      await exportHere.waitFor({ state: 'visible', timeout: 10000 });
+      const input = page.locator('.quick-input-widget .quick-input-box input');
+      // The dialog fills in its start folder as it opens (after the form's quick pick): type until the path stays.
+      await waitFor(async () => {
+        await input.fill(`${target}/`);
+        await page.waitForTimeout(300);
+        return (await input.inputValue()) === `${target}/`;
+      }, `the folder box to keep ${target}/`, 10000);
+      await page.waitForTimeout(300);
+      await exportHere.click();
+    };
+
+    if (liveCandidates) await check('live: "Show generated CUDA" opens the accepted program\'s .cu, and "Export optimized program" writes the model and its folder, or one KernelBench file, where the user picks', async () => {
       await wb.openFile('live_block.py');
       await wb.runCommand('StitchCUDA: Show generated CUDA');
       await page.locator('.tabs-container .tab.active', { hasText: 'live_block.cu' }).waitFor({ timeout: 15000 });
@@ -527,16 +549,77 @@ try {
       await wb.openFile('live_block.py');
       const target = join(root, 'exported');
       mkdirSync(target);
-      await wb.runCommand('StitchCUDA: Export optimized program');
-      // code-server's folder picker is VS Code's simple dialog: a path box, then its OK button.
-      const input = page.locator('.quick-input-widget .quick-input-box input');
-      await input.waitFor({ state: 'visible', timeout: 10000 });
-      await input.fill(`${target}/`);
-      await page.waitForTimeout(500);
-      await page.locator('.quick-input-widget .monaco-button', { hasText: 'Export here' }).click();
+      await exportAs('Program folder and model', target);
       await waitFor(() => existsSync(join(target, 'live_block.py')) && existsSync(join(target, 'stitchcuda_kernels/live_block.cu'))
         && existsSync(join(target, 'stitchcuda_kernels/__init__.py')), 'the exported files', 10000);
       assert(readFileSync(join(target, 'live_block.py'), 'utf8').includes('from stitchcuda_kernels import load_program'), 'the exported model runs the program');
+      // The KernelBench form: one file, ModelNew with the CUDA source built by load_inline (the harness writes it).
+      await wb.openFile('live_block.py');
+      const kb = join(root, 'exported-kernelbench');
+      mkdirSync(kb);
+      await exportAs('KernelBench file', kb);
+      await waitFor(() => existsSync(join(kb, 'kernelbench.py')), 'kernelbench.py', 60000, 500);
+      const text = readFileSync(join(kb, 'kernelbench.py'), 'utf8');
+      assert(/^class ModelNew\b/m.test(text) && text.includes('load_inline(') && text.includes('stitch_forward'),
+        'kernelbench.py defines ModelNew and inlines the CUDA source');
+      await run(python, ['-B', '-m', 'py_compile', join(kb, 'kernelbench.py')], { timeoutMs: 30000 });
+      await page.locator('.notification-toast', { hasText: 'KernelBench form of live_block.py' }).waitFor({ timeout: 10000 });
+      await wb.screenshot(artifacts, '17-exported-kernelbench');
+    });
+
+    if (liveCandidates) await check('live: the candidate\'s report (its hover) links to "Show generated CUDA" and "Export optimized program"', async () => {
+      await wb.runCommand('View: Close All Editors');
+      await wb.openFile('live_block.py');
+      const lines = (await wb.editorText()).split('\n');
+      const def = lines.findIndex((l) => l.includes('def forward'));
+      assert(def >= 0, 'the accepted model shows its forward');
+      await wb.gotoLine(def + 2);  // the first line of the accepted candidate's code
+      const text = await wb.hoverAtCursor(/Show generated CUDA/, 30000);
+      assert(/Export optimized program/.test(text), `the report links to both commands: ${text}`);
+      await wb.screenshot(artifacts, '18-report-links');
+      await page.locator('.monaco-hover:not(.hidden) a', { hasText: 'Show generated CUDA' }).first().click();
+      await page.locator('.tabs-container .tab.active', { hasText: 'live_block.cu' }).waitFor({ timeout: 15000 });
+    });
+
+    await check('live: a model that raises when built gets the error as a diagnostic on its line', async () => {
+      await wb.openFile('broken_model.py');
+      await wb.runCommand('StitchCUDA: Optimize with StitchCUDA');
+      await page.locator('.notification-toast', { hasText: 'broken_model.py:11:' }).waitFor({ timeout: 60000 });
+      await waitFor(async () => (await page.locator('.editor-group-container.active .squiggly-error').count()) > 0, 'an error squiggle', 15000);
+      await page.mouse.move(900, 700);  // away from the tabs, whose tooltip is a hover too
+      await wb.gotoLine(11);
+      await page.keyboard.press('Home');  // to the first non-blank: the diagnostic spans the statement
+      await page.keyboard.press('ArrowRight');
+      const text = await wb.hoverAtCursor(/width must be positive/);
+      assert(/ValueError/.test(text) && /StitchCUDA/.test(text), `the diagnostic names the error and its source: ${text}`);
+      await wb.screenshot(artifacts, '19-model-error-diagnostic');
+      await page.keyboard.press('Escape');
+    });
+
+    await check('live: an interpreter without PyTorch gets an error that offers to fix the setting', async () => {
+      const venv = join(root, 'venv-without-torch');
+      await run(python, ['-m', 'venv', '--without-pip', venv], { timeoutMs: 60000 });
+      const wsSettings = join(dirs.workspace, '.vscode/settings.json');
+      mkdirSync(dirname(wsSettings), { recursive: true });
+      const before = hostPids();
+      writeFileSync(wsSettings, JSON.stringify({ 'stitchcuda.pythonPath': join(venv, 'bin/python') }));
+      const withoutTorch = await waitFor(() => { const now = hostPids(); return now.length === 1 && !before.includes(now[0]) ? now[0] : 0; },
+        'the host restarted for the new interpreter', 30000);
+      await waitFor(hostRunning, 'the status bar to show a running host', 20000);
+      await wb.dismissNotifications();
+      await wb.openFile('live_block.py');
+      await wb.runCommand('StitchCUDA: Optimize with StitchCUDA');
+      const toast = page.locator('.notification-toast', { hasText: 'has no PyTorch' });
+      await toast.waitFor({ timeout: 60000 });
+      const said = await toast.innerText();
+      assert(said.includes(join(venv, 'bin/python')), `the error names the interpreter: ${said}`);
+      assert(/Open settings/.test(said) && !/Select interpreter/.test(said), `"Open settings", and no "Select interpreter" without the Python extension: ${said}`);
+      await page.locator('.notification-toast', { hasText: 'optimizing live_block.py' }).waitFor({ state: 'hidden', timeout: 10000 });
+      await wb.screenshot(artifacts, '20-interpreter-without-torch');
+      await toast.locator('.monaco-button', { hasText: 'Open settings' }).click();
+      await page.locator('.settings-editor').first().waitFor({ timeout: 15000 });
+      writeFileSync(wsSettings, '{}');
+      await waitFor(() => { const now = hostPids(); return now.length === 1 && now[0] !== withoutTorch; }, 'a host back on the e2e interpreter', 30000);
     });
   }
 } catch (e) {
