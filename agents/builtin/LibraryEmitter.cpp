@@ -115,8 +115,10 @@ struct sc_gemm_shape {
   int64_t a_row, a_col, a_batch;  // our a: row stride, column stride, batch stride (elements)
   int64_t b_row, b_col, b_batch;
   float alpha;
-  int bias;        // 1: a [n] bias vector
-  int activation;  // 0 none, 1 relu, 2 gelu (tanh form)
+  int bias;  // 1: a [n] bias vector
+  // The epilogue (bias, relu, gelu in its tanh form), like `compute` written only in the shapes, so
+  // that a candidate names a fused epilogue only where a call applies one.
+  cublasLtEpilogue_t epilogue;
   // CUBLAS_COMPUTE_32F (exact fp32), or cuBLAS's fast TF32 compute type where eager runs this
   // matmul in TF32 (its matmul TF32 flag on); written only in the shapes, so a candidate names
   // TF32 only where a call uses it.
@@ -139,12 +141,6 @@ static int sc_gemm_x3_try(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
                           float* D, cudaStream_t stream, float fp32_ms);
 static int sc_gemm_x3_run(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
                           float* D, cudaStream_t stream);
-
-static cublasLtEpilogue_t sc_gemm_epilogue(const sc_gemm_shape* s) {
-  if (s->activation == 1) return s->bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-  if (s->activation == 2) return s->bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-  return s->bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-}
 
 static int sc_gemm_desc(cublasLtMatmulDesc_t* op, cublasComputeType_t compute, const sc_gemm_shape* s,
                         cublasLtEpilogue_t epilogue) {
@@ -295,7 +291,7 @@ static int sc_gemm_prepare(sc_gemm* g, const sc_gemm_shape* s, const float* A, c
                            float* D, cudaStream_t stream) {
   if (!sc_lt) SC_LT(cublasLtCreate(&sc_lt));
   int st;
-  if ((st = sc_gemm_desc(&g->op, s->compute, s, sc_gemm_epilogue(s))) != 0) return st;
+  if ((st = sc_gemm_desc(&g->op, s->compute, s, s->epilogue)) != 0) return st;
   const bool b_rows = s->b_col == 1, a_rows = s->a_col == 1;
   if ((st = sc_layout(&g->a, b_rows ? s->n : s->k, b_rows ? s->k : s->n, b_rows ? s->b_row : s->b_col, s->batch,
                       s->b_batch)) != 0)
@@ -1092,7 +1088,7 @@ static int sc_gemm_x3_try(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
   x->b_span = sc_span(s->batch, s->k, s->n, s->b_row, s->b_col, s->b_batch);
   bool ok = cudaMalloc(&x->parts, 2 * (x->a_span + x->b_span) * sizeof(float)) == cudaSuccess &&
             sc_gemm_desc(&x->small, CUBLAS_COMPUTE_32F_FAST_TF32, s, CUBLASLT_EPILOGUE_DEFAULT) == 0 &&
-            sc_gemm_desc(&x->large, CUBLAS_COMPUTE_32F_FAST_TF32, s, sc_gemm_epilogue(s)) == 0;
+            sc_gemm_desc(&x->large, CUBLAS_COMPUTE_32F_FAST_TF32, s, s->epilogue) == 0;
   float* a_hi = x->parts;
   float* b_hi = x->parts + 2 * x->a_span;
   ok = ok && sc_split(A, a_hi, a_hi + x->a_span, x->a_span, stream) == 0 &&
@@ -1218,6 +1214,13 @@ std::vector<int64_t> spatial2d(std::vector<int64_t> v, bool oneD, int64_t unit) 
   return v;
 }
 
+// The cuBLASLt epilogue that applies the call's bias and activation as the GEMM stores.
+const char* gemmEpilogue(const GemmCall& g) {
+  if (g.activation == "relu") return g.bias ? "CUBLASLT_EPILOGUE_RELU_BIAS" : "CUBLASLT_EPILOGUE_RELU";
+  if (g.activation == "gelu_tanh") return g.bias ? "CUBLASLT_EPILOGUE_GELU_BIAS" : "CUBLASLT_EPILOGUE_GELU";
+  return g.bias ? "CUBLASLT_EPILOGUE_BIAS" : "CUBLASLT_EPILOGUE_DEFAULT";
+}
+
 }  // namespace
 
 std::string emitLibraryPrelude(bool gemm, bool conv, bool directDeconv, bool tensorCores) {
@@ -1238,7 +1241,7 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       << "static const sc_gemm_shape " << name << "_shape = {" << g.batch << ", " << g.m << ", " << g.n << ", " << g.k
       << ", " << g.a.rowStride << ", " << g.a.colStride << ", " << g.a.batchStride << ", " << g.b.rowStride << ", "
       << g.b.colStride << ", " << g.b.batchStride << ", " << floatLiteral(g.alpha) << ", " << (g.bias ? 1 : 0) << ", "
-      << (g.activation == "relu" ? 1 : g.activation == "gelu_tanh" ? 2 : 0) << ", "
+      << gemmEpilogue(g) << ", "
       << (g.tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F") << "};\n"
       << "static int launch_" << name << "(const StitchTensor* t, cudaStream_t stream) {\n"
       << "  return sc_gemm_launch(&" << name << "_state, &" << name << "_shape, "
