@@ -22,7 +22,14 @@ execFileSync(process.execPath, [join(root, 'extension/esbuild.mjs'), '--producti
 rmSync(stage, { recursive: true, force: true });
 mkdirSync(join(stage, 'out'), { recursive: true });
 copyFileSync(join(root, 'out/extension.js'), join(stage, 'out/extension.js'));
-copyFileSync(join(root, 'extension/README.md'), join(stage, 'README.md'));
+// What the Extensions view shows: the user's README (not extension/README.md, which is for the
+// next engineer), its screenshot, the changelog, the licence and the icon (package.json's `icon`).
+for (const file of ['README.md', 'CHANGELOG.md', 'screenshot.png']) {
+  copyFileSync(join(root, 'extension/marketplace', file), join(stage, file));
+}
+copyFileSync(join(root, 'LICENSE'), join(stage, 'LICENSE'));
+mkdirSync(join(stage, 'extension/marketplace'), { recursive: true });
+copyFileSync(join(root, 'extension/marketplace/icon.png'), join(stage, 'extension/marketplace/icon.png'));
 
 if (existsSync(host)) {
   mkdirSync(join(stage, 'bin/linux-x64'), { recursive: true });
@@ -56,7 +63,7 @@ writeFileSync(join(stage, '.vscodeignore'), '**/*.map\n');
 mkdirSync(dirname(out), { recursive: true });
 const vsce = join(root, 'node_modules/@vscode/vsce/vsce');
 execFileSync(process.execPath, [
-  vsce, 'package', '--no-dependencies', '--target', 'linux-x64', '--allow-missing-repository', '--skip-license',
+  vsce, 'package', '--no-dependencies', '--target', 'linux-x64', '--allow-missing-repository',
   '--no-rewrite-relative-links', '--out', out,
 ], { cwd: stage, stdio: 'inherit' });
 console.log(`package: wrote ${out}`);

@@ -53,3 +53,20 @@ test('the extension activates on its view (and, implicitly, its commands), not o
   assert.equal(manifest.scripts['test:protocol'], 'node --test tests/node/');
   assert.ok(manifest.devDependencies['vscode-jsonrpc']);
 });
+
+// What the Extensions view shows (extension/package.mjs stages it): the user's README names every
+// setting and every command, so that neither is added without being documented there.
+test('the marketplace README documents every setting and command; the icon, changelog and licence exist', () => {
+  const readme = readFileSync(join(repo, 'extension/marketplace/README.md'), 'utf8');
+  for (const key of Object.keys(manifest.contributes.configuration.properties)) {
+    assert.ok(readme.includes(`\`${key}\``), `${key} is not in extension/marketplace/README.md`);
+  }
+  for (const c of manifest.contributes.commands as { title: string }[]) {
+    assert.ok(readme.includes(c.title), `command "${c.title}" is not in extension/marketplace/README.md`);
+  }
+  assert.ok(statSync(join(repo, manifest.icon)).size > 0, 'package.json icon');
+  for (const f of ['extension/marketplace/CHANGELOG.md', 'extension/marketplace/screenshot.png', 'LICENSE']) {
+    assert.ok(statSync(join(repo, f)).size > 0, f);
+  }
+  assert.equal(manifest.license, 'MIT');
+});
