@@ -20,6 +20,7 @@ import { HostLocation, hostLaunch, readSettings, resolveHost, secretKey, Setting
 import { describeInterpreter, hostPython, Interpreter } from './model/interpreter';
 import { harnessDirCandidates } from './model/programExport';
 import { defaultResource, Interpreters } from './interpreter';
+import { hostLogChannel } from './views/hostLogChannel';
 
 export const DOCUMENT_SELECTOR = [
   { scheme: 'file', language: 'python' },
@@ -155,7 +156,7 @@ export class HostClient implements vscode.Disposable {
     const store = this.store;
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
-      outputChannel: this.output,
+      outputChannel: hostLogChannel(this.output),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: launch.initializationOptions,
       errorHandler: {
