@@ -2,6 +2,7 @@
 // reopen a past job from its log, reveal a task's code, show a candidate's CUDA, export it.
 
 import { execFile } from 'child_process';
+import * as fs from 'fs';
 import * as vscode from 'vscode';
 import { HostClient, currentSettings } from './hostClient';
 import { JobStore } from './model/jobStore';
@@ -9,12 +10,20 @@ import { Brain, optimizeParams, secretKey } from './model/settings';
 import { basename, jobStateLabel, unverifiedReason } from './model/format';
 import { Candidate, parseAcceptUnverifiedArgs, Range } from './model/protocol';
 import {
-  candidateDir, cudaFile, exportEntries, ExportForm, KERNELBENCH_FILE, kernelbenchExportProcess, parseCandidateRef, parseExportForm,
+  candidateDir, cudaFile, exportEntries, ExportForm, KERNELBENCH_FILE, kernelbenchExportProcess, modelOfProgramCuda,
+  parseCandidateRef, parseExportForm,
 } from './model/programExport';
 import { interpreterProblem } from './model/interpreter';
 import { showJobProgress } from './views/optimizeProgress';
 
-const OPTIMIZABLE = new Set(['python', 'cuda-cpp']);
+const isCuda = (doc: vscode.TextDocument) => doc.languageId === 'cuda-cpp' || doc.fileName.endsWith('.cu');
+
+/** The model a program's `.cu` was generated for (Accept's file set), or undefined. */
+export function programCudaModel(doc: vscode.TextDocument): vscode.Uri | undefined {
+  if (doc.uri.scheme !== 'file' || !isCuda(doc)) return undefined;
+  const model = modelOfProgramCuda(doc.uri.fsPath, currentSettings().kernelsFolder, (p) => fs.existsSync(p));
+  return model ? vscode.Uri.file(model) : undefined;
+}
 
 /** An error already shown to the user. */
 class Handled extends Error {}
@@ -34,8 +43,16 @@ export function registerCommands(
   const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
   reg('stitchcuda.optimize', async (arg?: unknown) => {
-    const doc = await targetDocument(arg);
-    if (!doc || (!OPTIMIZABLE.has(doc.languageId) && !doc.fileName.endsWith('.cu'))) {
+    let doc = await targetDocument(arg);
+    // A program's .cu optimizes its model again; another .cu has no PyTorch model to verify against.
+    const model = doc && programCudaModel(doc);
+    if (doc && isCuda(doc) && !model) {
+      void vscode.window.showWarningMessage(`StitchCUDA: ${basename(doc.uri.toString())} is not a program StitchCUDA wrote beside ` +
+        'a model, so there is nothing to verify it against. Open the PyTorch model to optimize it.');
+      return;
+    }
+    if (model) doc = await vscode.workspace.openTextDocument(model);
+    if (!doc || doc.languageId !== 'python') {
       void vscode.window.showWarningMessage('StitchCUDA: open a PyTorch model (a Python file) to optimize it.');
       return;
     }

@@ -6,7 +6,7 @@ import { defaultResource, Interpreters } from './interpreter';
 import { describeInterpreter } from './model/interpreter';
 import { JobStore } from './model/jobStore';
 import { RESTART_KEYS } from './model/settings';
-import { registerCommands } from './commands';
+import { programCudaModel, registerCommands } from './commands';
 import { PlanView } from './views/planView';
 import { registerCandidateDiff } from './views/candidateDiff';
 import { ProfileDecorations } from './views/profileDecorations';
@@ -22,6 +22,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const interpreters = new Interpreters(output);
   host = new HostClient(context, output, store, interpreters);
   const planView = new PlanView(store);
+
+  // Optimize is offered on a .cu only where it works: a program Accept wrote beside its model.
+  const programCuda = () => {
+    const doc = vscode.window.activeTextEditor?.document;
+    void vscode.commands.executeCommand('setContext', 'stitchcuda.programCuda', !!doc && !!programCudaModel(doc));
+  };
+  programCuda();
+  context.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(programCuda));
 
   context.subscriptions.push(
     output,

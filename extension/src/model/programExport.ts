@@ -107,3 +107,16 @@ export function programLinks(jobId: string, candidate: Candidate): string {
   return `[Show generated CUDA](${commandUri('stitchcuda.showGeneratedCuda', [ref])} "Open candidate ${candidate.id}'s .cu")`
     + ` · [Export optimized program](${commandUri('stitchcuda.exportProgram', [ref])} "Export candidate ${candidate.id}: the program folder or one KernelBench file")`;
 }
+
+/**
+ * The model a program's `.cu` belongs to: Accept writes `<dir>/<kernelsFolder>/<name>.cu` beside
+ * `<dir>/<name>.py`, so optimizing that `.cu` means optimizing `<name>.py` again. Any other `.cu`
+ * (a kernel without its PyTorch model) has nothing to verify against: undefined.
+ */
+export function modelOfProgramCuda(cuPath: string, kernelsFolder: string, exists: (p: string) => boolean): string | undefined {
+  const parts = cuPath.split('/');
+  const file = parts.pop();
+  if (!file?.endsWith('.cu') || parts.pop() !== kernelsFolder) return undefined;
+  const model = [...parts, `${file.slice(0, -'.cu'.length)}.py`].join('/');
+  return exists(model) ? model : undefined;
+}

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { JobStore } from '../../../extension/src/model/jobStore';
 import {
   candidateDir, commandUri, cudaFile, exportEntries, harnessDirCandidates, kernelbenchExportProcess, parseCandidateRef, parseExportForm,
-  programLinks,
+  modelOfProgramCuda, programLinks,
 } from '../../../extension/src/model/programExport';
 import { URI, candidate } from './samples';
 
@@ -82,4 +82,13 @@ test('the report links to Show generated CUDA and Export optimized program with 
   assert.ok(!commandUri('x', [{ a: "(')" }]).includes('('), 'a parenthesis would end the Markdown link');
   assert.equal(parseCandidateRef({ jobId: 'j1' }), undefined);
   assert.equal(parseCandidateRef('file:///m.py'), undefined);
+});
+
+test("a program's .cu optimizes its model again; another .cu has no model to verify against", () => {
+  const files = new Set(['/w/net.py', '/w/stitchcuda_kernels/net.cu', '/w/other/stitchcuda_kernels/gone.cu']);
+  const exists = (p: string) => files.has(p);
+  assert.equal(modelOfProgramCuda('/w/stitchcuda_kernels/net.cu', 'stitchcuda_kernels', exists), '/w/net.py');
+  assert.equal(modelOfProgramCuda('/w/other/stitchcuda_kernels/gone.cu', 'stitchcuda_kernels', exists), undefined);
+  assert.equal(modelOfProgramCuda('/w/stitchcuda_kernels/net.cu', 'kernels', exists), undefined);
+  assert.equal(modelOfProgramCuda('/w/net.cu', 'stitchcuda_kernels', exists), undefined);
 });
