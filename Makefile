@@ -10,7 +10,7 @@ TEST_PYTHON ?= /usr/bin/python3
 FUZZ_SECONDS ?= 20
 
 APT_PACKAGES := g++ cmake ninja-build pkg-config clang libclang-rt-14-dev \
-  libboost-dev nlohmann-json3-dev libcpp-httplib-dev libcurl4-openssl-dev \
+  libboost-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev libcurl4-openssl-dev \
   googletest libgtest-dev python3-torch python3-numpy \
   chromium libkrb5-dev
 

@@ -29,72 +29,6 @@ using protocol::json;
 
 namespace {
 
-const char* kBenchUsage =
-    "usage: stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS]\n"
-    "                        [--deadline SECONDS] [--python PYTHON] [--ncu-runs N] [--jobs-dir DIR]\n"
-    "                        [--iterations N --wall-seconds S --brain NAME --model NAME --base-url URL --allow-precision P --precision M --llm-*/--api-key-env ...]\n";
-
-struct BenchArgs {
-  fs::path dir;
-  fs::path out = "bench-results";
-  int gpus = 1;
-  bool resume = false;
-  double timeoutSeconds = 900;         // per task, then the optimize process is killed
-  std::optional<double> deadline;      // no task starts after this many seconds
-  bool jobsDirGiven = false;           // --jobs-dir: job folders there instead of RESULTS/jobs
-  std::vector<std::string> forward;    // optimize options passed through as given
-};
-
-std::optional<BenchArgs> parseArgs(const std::vector<std::string>& argv) {
-  BenchArgs a;
-  auto fail = [](const std::string& why) -> std::optional<BenchArgs> {
-    std::cerr << "stitchcuda bench: " << why << "\n" << kBenchUsage;
-    return std::nullopt;
-  };
-  auto positive = [](const std::string& text, double& out) {
-    char* end = nullptr;
-    out = std::strtod(text.c_str(), &end);
-    return !text.empty() && *end == '\0' && out > 0;
-  };
-  for (std::size_t i = 2; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    const std::string name = arg.substr(0, arg.find('='));
-    auto value = [&]() -> std::optional<std::string> {
-      if (arg.size() > name.size()) return arg.substr(name.size() + 1);
-      if (i + 1 < argv.size()) return argv[++i];
-      return std::nullopt;
-    };
-    if (arg == "--resume") a.resume = true;
-    else if (name == "--out" || name == "--gpus" || name == "--timeout" || name == "--deadline") {
-      auto v = value();
-      if (!v) return fail(name + " needs a value");
-      double number = 0;
-      if (name == "--out") a.out = *v;
-      else if (!positive(*v, number)) return fail(name + " takes a positive number, not \"" + *v + "\"");
-      else if (name == "--gpus") a.gpus = static_cast<int>(number);
-      else if (name == "--timeout") a.timeoutSeconds = number;
-      else a.deadline = number;
-    } else if (name == "--brain" || name == "--model" || name == "--base-url" || name == "--api-key-env" ||
-               name == "--allow-precision" || name == "--precision" || name == "--iterations" ||
-               name == "--wall-seconds" || name.rfind("--llm-", 0) == 0) {
-      auto v = value();
-      if (!v) return fail(name + " needs a value");
-      a.forward.insert(a.forward.end(), {name, *v});
-    } else if (name == "--python" || name == "--ncu-runs" || name == "--log" || name == "--log-level" ||
-               name == "--jobs-dir") {
-      // Read by main into the host's settings; --python and --ncu-runs reach optimize from there.
-      if (!value()) return fail(name + " needs a value");
-      if (name == "--jobs-dir") a.jobsDirGiven = true;
-    } else if (!arg.empty() && arg[0] != '-' && a.dir.empty()) {
-      a.dir = arg;
-    } else {
-      return fail("unexpected argument " + arg);
-    }
-  }
-  if (a.dir.empty()) return fail("which suite? name a folder of tasks (or one task file)");
-  return a;
-}
-
 int levelOf(const std::string& folder) {
   if (folder.size() <= 5 || folder.rfind("level", 0) != 0) return -1;
   if (folder.find_first_not_of("0123456789", 5) != std::string::npos) return -1;
@@ -345,26 +279,123 @@ protocol::Result<std::vector<BenchTask>, std::string> findTasks(const fs::path& 
 
 }  // namespace bench
 
-int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
-  if (isCoverageBench(argv)) return runCoverageBench(config, argv);  // --no-gpu: CoverageBench.h
-  auto args = parseArgs(argv);
-  if (!args) return 2;
+CLI::App* addBenchCommand(CLI::App& app, BenchArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "every task of a suite through optimize, one at a time per GPU; --no-gpu: coverage on the CPU");
+  const std::string gpuRun = "GPU run";
+  const std::string coverageRun = "Coverage run (--no-gpu)";
+  cmd->add_option("DIR")->description("the suite: a folder of tasks, or one task file")->type_name("")->each(
+      [&a](const std::string& text) { a.dir = text; });
+  cli::addValue(
+      *cmd, "--out", a.out, [](const std::string&, const std::string& text) { return std::optional<fs::path>(text); },
+      "results.json, results.md, and per task its report and log (default bench-results; coverage-results with "
+      "--no-gpu)",
+      "RESULTS");
+  cli::addValue(
+      *cmd, "--timeout", a.timeoutSeconds,
+      [](const std::string& name, const std::string& text) { return std::optional<double>(cli::positiveNumber(name, text)); },
+      "per task, then its optimize is stopped (default 900); with --no-gpu per harness call (default 600)", "SECONDS");
+  cmd->add_flag("--no-gpu", a.noGpu, "the coverage run on the CPU instead (capture, plan, generate, compile for sm_90)");
+  cli::addValue(*cmd, "--gpus", a.gpus, cli::positiveWholeNumber,
+                "run N tasks at a time, one per GPU (the first N of CUDA_VISIBLE_DEVICES)", "N")
+      ->group(gpuRun);
+  cmd->add_flag("--resume", a.resume, "run only the tasks RESULTS/results.json does not have yet")->group(gpuRun);
+  cli::addValue(
+      *cmd, "--deadline", a.deadline,
+      [](const std::string& name, const std::string& text) { return std::optional<double>(cli::positiveNumber(name, text)); },
+      "start no task after this many seconds (those left are not run; --resume runs them)", "SECONDS")
+      ->group(gpuRun);
+  cli::addJobOptions(*cmd, a.job);  // checked here, passed on to each optimize as given
+  cli::addValue(*cmd, "--every", a.coverage.every, cli::positiveWholeNumber,
+                "every Kth task only, from the first, in level/name order", "K")
+      ->group(coverageRun);
+  cli::addValue(
+      *cmd, "--slice", a.coverage.sliceIndex,
+      [&a](const std::string& name, const std::string& text) {
+        const auto slash = text.find('/');
+        try {
+          if (slash == std::string::npos) throw cli::UsageError("");
+          const int n = cli::positiveWholeNumber(name, text.substr(0, slash));
+          const int m = cli::positiveWholeNumber(name, text.substr(slash + 1));
+          if (n > m) throw cli::UsageError("");
+          a.coverage.sliceCount = m;
+          return n - 1;
+        } catch (const cli::UsageError&) {
+          throw cli::UsageError(name + " takes N/M with 1 <= N <= M, not " + text);
+        }
+      },
+      "the Nth of M equal parts of the suite", "N/M")
+      ->group(coverageRun);
+  cli::addValue(*cmd, "--jobs", a.coverage.jobs, cli::positiveWholeNumber, "tasks at a time (default one per core)", "N")
+      ->group(coverageRun);
+  cli::addValue(
+      *cmd, "--expect", a.coverage.expect,
+      [](const std::string&, const std::string& text) { return std::optional<fs::path>(text); },
+      "fail (exit 1) when a task that compiled, or had every operator covered, there no longer does", "FILE")
+      ->group(coverageRun);
+  cli::addValue(
+      *cmd, "--write-expect", a.coverage.writeExpect,
+      [](const std::string&, const std::string& text) { return std::optional<fs::path>(text); },
+      "record this run's outcome as that file", "FILE")
+      ->group(coverageRun);
+  cmd->footer("A suite is a KernelBench-style folder (levelN folders). A row per task as results arrive, KernelBench's "
+              "summary per level,\nand RESULTS/results.json and .md, written after every task. --no-gpu: how much of "
+              "the suite the built-in optimizer\ncovers (captured, planned, generated and compiled for sm_90 on the "
+              "CPU; GPU time estimated by a roofline).\n"
+              "Host and LLM options reach each optimize run (--python, --ncu-runs, default 0 here, the LLM's).\n"
+              "exit: 0 every task ran, whatever the verdicts; 1 error, tasks left unrun by --deadline, or (--no-gpu) "
+              "a regression against --expect; 2 usage; 128 + N when signal N stopped it");
+  cmd->callback([cmd, &a] {
+    auto given = [cmd](const std::string& name) {
+      const CLI::Option* o = cmd->get_option_no_throw(name);
+      return o != nullptr && o->count() > 0;
+    };
+    std::vector<std::string> gpuOnly = {"--gpus", "--resume", "--deadline", "--jobs-dir", "--ncu-runs"};
+    for (const auto* names : {&cli::jobOptionNames(), &cli::llmOptionNames()})
+      gpuOnly.insert(gpuOnly.end(), names->begin(), names->end());
+    const std::vector<std::string> coverageOnly = {"--every", "--slice", "--jobs", "--expect", "--write-expect"};
+    for (const auto& name : a.noGpu ? gpuOnly : coverageOnly)
+      if (given(name))
+        throw cli::UsageError(a.noGpu ? name + " is for the GPU run, not with --no-gpu"
+                                      : name + " is for the coverage run: it needs --no-gpu");
+    if (a.dir.empty()) throw cli::UsageError("which suite? name a folder of tasks (or one task file)");
+    if (a.noGpu) {
+      if (a.coverage.every > 1 && a.coverage.sliceCount > 1)
+        throw cli::UsageError("--every and --slice pick a subset each: give one of them");
+      a.coverage.dir = a.dir;
+      if (a.out) a.coverage.out = *a.out;
+      if (a.timeoutSeconds) a.coverage.timeoutSeconds = *a.timeoutSeconds;
+    }
+    a.jobsDirGiven = given("--jobs-dir");
+    a.forward = cli::givenValues(*cmd, cli::jobOptionNames());
+    for (const auto& v : cli::givenValues(*cmd, cli::llmOptionNames())) a.forward.push_back(v);
+  });
+  return cmd;
+}
+
+int runBench(const HostConfig& config, const BenchArgs& args) {
+  if (args.noGpu) {  // CoverageBench.h
+    CoverageArgs coverage = args.coverage;
+    coverage.argv = args.argv;
+    return runCoverageBench(config, coverage);
+  }
+  const std::vector<std::string>& argv = args.argv;
   std::error_code ec;
-  if (!fs::exists(args->dir, ec)) {
-    std::cerr << "stitchcuda bench: no such folder or file: " << args->dir.string() << "\n";
+  if (!fs::exists(args.dir, ec)) {
+    std::cerr << "stitchcuda bench: no such folder or file: " << args.dir.string() << "\n";
     return 2;
   }
-  auto tasks = bench::findTasks(args->dir);
+  auto tasks = bench::findTasks(args.dir);
   if (!tasks) {
     std::cerr << "stitchcuda bench: " << tasks.error() << "\n";
     return 1;
   }
   if (tasks.value().empty()) {
-    std::cerr << "stitchcuda bench: no task (*.py) under " << args->dir.string() << "\n";
+    std::cerr << "stitchcuda bench: no task (*.py) under " << args.dir.string() << "\n";
     return 1;
   }
   std::string slotError;
-  auto slots = gpuSlots(args->gpus, slotError);
+  auto slots = gpuSlots(args.gpus, slotError);
   if (!slots) {
     std::cerr << "stitchcuda bench: " << slotError << "\n";
     return 2;
@@ -372,12 +403,12 @@ int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
   Plan plan;
   plan.self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) plan.self = fs::absolute(argv[0]);
-  plan.out = fs::absolute(args->out);
-  plan.jobsDir = args->jobsDirGiven ? fs::absolute(config.jobsDir) : plan.out / "jobs";
+  plan.out = fs::absolute(args.out.value_or("bench-results"));
+  plan.jobsDir = args.jobsDirGiven ? fs::absolute(config.jobsDir) : plan.out / "jobs";
   plan.python = config.python;
   plan.ncuRuns = config.ncuRuns;
-  plan.timeout = std::chrono::milliseconds(static_cast<long long>(args->timeoutSeconds * 1000));
-  plan.forward = args->forward;
+  plan.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeoutSeconds.value_or(900) * 1000));
+  plan.forward = args.forward;
   fs::create_directories(plan.out, ec);
   if (ec) {
     std::cerr << "stitchcuda bench: cannot create " << plan.out.string() << ": " << ec.message() << "\n";
@@ -395,7 +426,7 @@ int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
   const fs::path resultsFile = plan.out / "results.json";
   std::vector<TaskResult> done;
   json runs = json::array();
-  if (args->resume && fs::exists(resultsFile, ec)) {
+  if (args.resume && fs::exists(resultsFile, ec)) {
     BenchEnvironment previous;
     try {
       json doc = json::parse(readText(resultsFile));
@@ -421,9 +452,9 @@ int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
   for (const auto& t : tasks.value())
     if (std::none_of(done.begin(), done.end(), [&](const TaskResult& r) { return r.task == t.key; }))
       pending.push_back(t);
-  std::cout << "bench: " << tasks.value().size() << " task(s) under " << args->dir.string() << " on "
+  std::cout << "bench: " << tasks.value().size() << " task(s) under " << args.dir.string() << " on "
             << env.value().describe() << "\n";
-  if (args->resume)
+  if (args.resume)
     std::cout << "resuming: " << tasks.value().size() - pending.size() << " task(s) already in "
               << resultsFile.string() << ", " << pending.size() << " to run\n";
   std::cout << "\n" << bench::taskTableHeader() << std::flush;
@@ -447,7 +478,7 @@ int runBench(const HostConfig& config, const std::vector<std::string>& argv) {
           task = pending[next++];
         }
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (stopping || (args->deadline && elapsed > *args->deadline)) {
+        if (stopping || (args.deadline && elapsed > *args.deadline)) {
           run.notRun(task);
           continue;
         }

@@ -7,16 +7,36 @@
 
 #include "protocol/Result.h"
 #include "server/BenchResults.h"
+#include "server/CommandLine.h"
 #include "server/Config.h"
+#include "server/CoverageBench.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace stitch::server {
 
-// `argv` is the whole command line: argv[0], "bench", then the bench's arguments.
-int runBench(const HostConfig& config, const std::vector<std::string>& argv);
+// What `bench` was asked, as its command line said it.
+struct BenchArgs {
+  std::filesystem::path dir;
+  std::optional<std::filesystem::path> out;  // default bench-results (coverage-results with --no-gpu)
+  int gpus = 1;
+  bool resume = false;
+  std::optional<double> timeoutSeconds;  // per task, then the optimize process is stopped (default 900)
+  std::optional<double> deadline;        // no task starts after this many seconds
+  bool noGpu = false;                    // the coverage run (CoverageBench.h) instead
+  CoverageArgs coverage;                 // its own options; with --no-gpu also the suite, --out and --timeout
+  cli::JobOptions job;                   // checked as optimize checks them, then passed on as given
+  bool jobsDirGiven = false;             // --jobs-dir: job folders there instead of RESULTS/jobs
+  std::vector<std::string> forward;      // the job's and the LLM's options as given, for each optimize
+  std::vector<std::string> argv;         // the whole command line, recorded with the results
+};
+
+// Adds the `bench` command and its own options (both runs') to `app`, filling `args` as it parses.
+CLI::App* addBenchCommand(CLI::App& app, BenchArgs& args);
+int runBench(const HostConfig& config, const BenchArgs& args);
 
 namespace bench {
 

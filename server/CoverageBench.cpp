@@ -187,80 +187,6 @@ namespace {
 
 using bench::BenchTask;
 
-const char* kUsage =
-    "usage: stitchcuda bench DIR|TASK.py --no-gpu [--out RESULTS] [--every K | --slice N/M] [--jobs N]\n"
-    "                        [--timeout SECONDS] [--python PYTHON] [--expect FILE] [--write-expect FILE]\n";
-
-struct Args {
-  fs::path dir;
-  fs::path out = "coverage-results";
-  int every = 1;
-  int sliceIndex = 0;  // zero-based part of `sliceCount`
-  int sliceCount = 1;
-  int jobs = 0;  // 0: one per core
-  double timeoutSeconds = 600;  // per harness call
-  std::optional<fs::path> expect;
-  std::optional<fs::path> writeExpect;
-};
-
-std::optional<Args> parseArgs(const std::vector<std::string>& argv) {
-  Args a;
-  auto fail = [](const std::string& why) -> std::optional<Args> {
-    std::cerr << "stitchcuda bench: " << why << "\n" << kUsage;
-    return std::nullopt;
-  };
-  auto whole = [](const std::string& text, int& out) {
-    char* end = nullptr;
-    const long v = std::strtol(text.c_str(), &end, 10);
-    out = static_cast<int>(v);
-    return !text.empty() && *end == '\0' && v > 0 && v < 1000000;
-  };
-  for (std::size_t i = 2; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    const std::string name = arg.substr(0, arg.find('='));
-    auto value = [&]() -> std::optional<std::string> {
-      if (arg.size() > name.size()) return arg.substr(name.size() + 1);
-      if (i + 1 < argv.size()) return argv[++i];
-      return std::nullopt;
-    };
-    if (arg == "--no-gpu") continue;
-    if (name == "--out" || name == "--every" || name == "--slice" || name == "--jobs" || name == "--timeout" ||
-        name == "--expect" || name == "--write-expect" || name == "--python" || name == "--log" ||
-        name == "--log-level") {
-      auto v = value();
-      if (!v) return fail(name + " needs a value");
-      if (name == "--out") a.out = *v;
-      else if (name == "--expect") a.expect = fs::path(*v);
-      else if (name == "--write-expect") a.writeExpect = fs::path(*v);
-      else if (name == "--every") {
-        if (!whole(*v, a.every)) return fail("--every takes a positive whole number, not \"" + *v + "\"");
-      } else if (name == "--jobs") {
-        if (!whole(*v, a.jobs)) return fail("--jobs takes a positive whole number, not \"" + *v + "\"");
-      } else if (name == "--slice") {
-        const auto slash = v->find('/');
-        int n = 0, m = 0;
-        if (slash == std::string::npos || !whole(v->substr(0, slash), n) || !whole(v->substr(slash + 1), m) || n > m)
-          return fail("--slice takes N/M with 1 <= N <= M, not \"" + *v + "\"");
-        a.sliceIndex = n - 1;
-        a.sliceCount = m;
-      } else if (name == "--timeout") {
-        char* end = nullptr;
-        a.timeoutSeconds = std::strtod(v->c_str(), &end);
-        if (v->empty() || *end != '\0' || a.timeoutSeconds <= 0)
-          return fail("--timeout takes a positive number of seconds, not \"" + *v + "\"");
-      }
-      // --python, --log and --log-level are read by main into the host's settings.
-    } else if (!arg.empty() && arg[0] != '-' && a.dir.empty()) {
-      a.dir = arg;
-    } else {
-      return fail("unexpected argument " + arg + " (with --no-gpu)");
-    }
-  }
-  if (a.dir.empty()) return fail("which suite? name a folder of tasks (or one task file)");
-  if (a.every > 1 && a.sliceCount > 1) return fail("--every and --slice pick a subset each: give one of them");
-  return a;
-}
-
 // One line, at most `limit` characters: for table cells.
 std::string oneLine(std::string text, std::size_t limit) {
   for (char& c : text)
@@ -797,40 +723,34 @@ std::optional<std::string> writeExpectation(const fs::path& file, const std::vec
 
 }  // namespace
 
-bool isCoverageBench(const std::vector<std::string>& argv) {
-  return std::find(argv.begin() + std::min<std::size_t>(2, argv.size()), argv.end(), "--no-gpu") != argv.end();
-}
-
-int runCoverageBench(const HostConfig& config, const std::vector<std::string>& argv) {
-  auto args = parseArgs(argv);
-  if (!args) return 2;
+int runCoverageBench(const HostConfig& config, const CoverageArgs& args) {
   std::error_code ec;
-  if (!fs::exists(args->dir, ec)) {
-    std::cerr << "stitchcuda bench: no such folder or file: " << args->dir.string() << "\n";
+  if (!fs::exists(args.dir, ec)) {
+    std::cerr << "stitchcuda bench: no such folder or file: " << args.dir.string() << "\n";
     return 2;
   }
-  auto found = bench::findTasks(args->dir);
+  auto found = bench::findTasks(args.dir);
   if (!found) {
     std::cerr << "stitchcuda bench: " << found.error() << "\n";
     return 1;
   }
   std::vector<BenchTask> tasks;
   for (std::size_t i = 0; i < found.value().size(); ++i)
-    if (i % static_cast<std::size_t>(args->every) == 0 &&
-        i % static_cast<std::size_t>(args->sliceCount) == static_cast<std::size_t>(args->sliceIndex))
+    if (i % static_cast<std::size_t>(args.every) == 0 &&
+        i % static_cast<std::size_t>(args.sliceCount) == static_cast<std::size_t>(args.sliceIndex))
       tasks.push_back(found.value()[i]);
   if (tasks.empty()) {
-    std::cerr << "stitchcuda bench: no task (*.py) under " << args->dir.string() << " in this selection\n";
+    std::cerr << "stitchcuda bench: no task (*.py) under " << args.dir.string() << " in this selection\n";
     return 1;
   }
-  const fs::path out = fs::absolute(args->out);
+  const fs::path out = fs::absolute(args.out);
   fs::create_directories(out, ec);
   if (ec) {
     std::cerr << "stitchcuda bench: cannot create " << out.string() << ": " << ec.message() << "\n";
     return 1;
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int jobs = std::max(1, std::min<int>(args->jobs > 0 ? args->jobs : static_cast<int>(cores),
+  const int jobs = std::max(1, std::min<int>(args.jobs > 0 ? args.jobs : static_cast<int>(cores),
                                              static_cast<int>(tasks.size())));
   // Each worker's PyTorch gets its share of the cores, not all of them each.
   if (!std::getenv("OMP_NUM_THREADS"))
@@ -850,11 +770,11 @@ int runCoverageBench(const HostConfig& config, const std::vector<std::string>& a
     hello = *reply.result;
   }
   std::string selection = std::to_string(tasks.size()) + " of the " + std::to_string(found.value().size()) +
-                          " task(s) under " + args->dir.string();
-  if (args->every > 1) selection += " (every " + std::to_string(args->every) + "th, from the first, in level/name order)";
-  if (args->sliceCount > 1)
-    selection += " (slice " + std::to_string(args->sliceIndex + 1) + "/" + std::to_string(args->sliceCount) + ")";
-  const std::string command = commandLineOf(argv);
+                          " task(s) under " + args.dir.string();
+  if (args.every > 1) selection += " (every " + std::to_string(args.every) + "th, from the first, in level/name order)";
+  if (args.sliceCount > 1)
+    selection += " (slice " + std::to_string(args.sliceIndex + 1) + "/" + std::to_string(args.sliceCount) + ")";
+  const std::string command = commandLineOf(args.argv);
   json header{{"format", "stitchcuda.coverage/1"},
               {"date", agents::utcNow()},
               {"command", command},
@@ -880,7 +800,7 @@ int runCoverageBench(const HostConfig& config, const std::vector<std::string>& a
   RunPlan plan;
   plan.out = out;
   plan.cacheDir = out / ".cache";
-  plan.deadline = std::chrono::milliseconds(static_cast<long long>(args->timeoutSeconds * 1000));
+  plan.deadline = std::chrono::milliseconds(static_cast<long long>(args.timeoutSeconds * 1000));
   CoverageRun run(out, header);
   process::adoptOrphans();
   std::mutex queueMutex;
@@ -903,16 +823,16 @@ int runCoverageBench(const HostConfig& config, const std::vector<std::string>& a
   process::stopAdoptedGroupLeaders();
   bool ok = run.finish();
   const auto rows = run.rows();
-  if (args->writeExpect) {
-    if (auto error = writeExpectation(*args->writeExpect, rows, command)) {
+  if (args.writeExpect) {
+    if (auto error = writeExpectation(*args.writeExpect, rows, command)) {
       std::cerr << "stitchcuda bench: " << *error << "\n";
       ok = false;
     } else {
-      std::cout << "expectation written: " << args->writeExpect->string() << "\n";
+      std::cout << "expectation written: " << args.writeExpect->string() << "\n";
     }
   }
-  if (args->expect) {
-    const int regressions = checkExpectation(*args->expect, rows);
+  if (args.expect) {
+    const int regressions = checkExpectation(*args.expect, rows);
     if (regressions != 0) ok = false;
   }
   return ok ? 0 : 1;

@@ -17,14 +17,28 @@
 #include "protocol/JsonRpc.h"
 #include "server/Config.h"
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace stitch::server {
 
-// Whether `argv` (argv[0], "bench", ...) asks for the CPU coverage run.
-bool isCoverageBench(const std::vector<std::string>& argv);
-int runCoverageBench(const HostConfig& config, const std::vector<std::string>& argv);
+// What `bench --no-gpu` was asked (BenchCommand parses its command line).
+struct CoverageArgs {
+  std::filesystem::path dir;
+  std::filesystem::path out = "coverage-results";
+  int every = 1;
+  int sliceIndex = 0;  // zero-based part of `sliceCount`
+  int sliceCount = 1;
+  int jobs = 0;                 // 0: one per core
+  double timeoutSeconds = 600;  // per harness call
+  std::optional<std::filesystem::path> expect;
+  std::optional<std::filesystem::path> writeExpect;
+  std::vector<std::string> argv;  // the whole command line, recorded with the results
+};
+
+int runCoverageBench(const HostConfig& config, const CoverageArgs& args);
 
 namespace coverage {
 

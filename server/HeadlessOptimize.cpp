@@ -18,104 +18,6 @@
 namespace stitch::server {
 namespace {
 
-struct Args {
-  std::string file;
-  std::optional<std::string> out;
-  bool json = false;
-  bool help = false;
-  std::string brain = "builtin";
-  std::optional<std::string> model;
-  std::optional<std::string> baseUrl;
-  std::vector<std::string> allowPrecision;
-  std::string precision = "eager";
-  std::string kernelsFolder = "stitchcuda_kernels";
-  protocol::Budget budget;  // --iterations, --wall-seconds: the loop's budget (then the best verified is kept)
-  protocol::Tolerance tolerance;
-  std::optional<int> gpu;
-};
-
-const char* kOptimizeUsage = R"(usage: stitchcuda optimize FILE [options]   (every option also as --name=value)
-  --out DIR                 report.md, report.json, and what Accept writes: the model and its program folder
-  --kernels-folder NAME     the program folder's name (a Python package name; default stitchcuda_kernels)
-  --json                    the job's events as JSON lines
-  --brain builtin|openai|anthropic   --model NAME   --base-url URL
-  --atol A  --rtol R        the verifier's tolerances (default 1e-4 each)
-  --gpu N                   the CUDA device to run on
-  --iterations N  --wall-seconds S   the job's budget
-  --allow-precision tf32|fp16|bf16 (repeatable)   --precision eager|fp32
-  host options: --jobs-dir DIR --python PYTHON --ncu-runs N --log FILE --log-level L --record-transitions DIR,
-  and the LLM options of `stitchcuda --help`
-exit: 0 a verified improvement, 3 none, 4 no GPU to verify on (candidates only compiled), 1 error, 2 usage
-)";
-
-// A number from `text` of at least `min` (strictly above when `strict`), or nullopt.
-std::optional<double> number(const std::string& text, double min, bool strict) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(strict ? v > min : v >= min)) return std::nullopt;
-  return v;
-}
-
-std::optional<Args> parseArgs(const std::vector<std::string>& args) {
-  Args a;
-  auto fail = [](const std::string& message) -> std::optional<Args> {
-    std::cerr << "stitchcuda optimize: " << message << "\n";
-    return std::nullopt;
-  };
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-      return a;
-    }
-    if (arg == "--json") {
-      a.json = true;
-      continue;
-    }
-    if (arg.empty() || arg[0] != '-') {
-      if (!a.file.empty()) return fail("one FILE only; unexpected " + arg);
-      a.file = arg;
-      continue;
-    }
-    // Every option takes a value, as `--name value` or `--name=value`.
-    const auto eq = arg.find('=');
-    const std::string name = arg.substr(0, eq);
-    std::string value;
-    if (eq != std::string::npos) value = arg.substr(eq + 1);
-    else if (i + 1 < args.size()) value = args[++i];
-    else return fail(name + " takes a value");
-    if (name == "--out") a.out = value;
-    else if (name == "--brain") a.brain = value;
-    else if (name == "--kernels-folder") {
-      if (!protocol::isPackageName(value)) return fail("--kernels-folder takes a Python package name, not " + value);
-      a.kernelsFolder = value;
-    } else if (name == "--model") a.model = value;
-    else if (name == "--base-url") a.baseUrl = value;
-    else if (name == "--allow-precision") {
-      if (!protocol::isPrecision(value)) return fail("--allow-precision takes tf32, fp16 or bf16, not " + value);
-      a.allowPrecision.push_back(value);
-    } else if (name == "--precision") {
-      if (!protocol::isPrecisionMode(value)) return fail("--precision takes eager or fp32, not " + value);
-      a.precision = value;
-    } else if (name == "--iterations" || name == "--wall-seconds") {
-      const auto v = number(value, 0, true);
-      if (!v) return fail(name + " takes a positive number");
-      if (name == "--iterations") a.budget.iterations = static_cast<int>(*v);
-      else a.budget.wallSeconds = *v;
-    } else if (name == "--atol" || name == "--rtol") {
-      const auto v = number(value, 0, false);
-      if (!v) return fail(name + " takes a number >= 0");
-      (name == "--atol" ? a.tolerance.atol : a.tolerance.rtol) = *v;
-    } else if (name == "--gpu") {
-      const auto v = number(value, 0, false);
-      if (!v || *v != static_cast<int>(*v)) return fail("--gpu takes a device index (0, 1, ...)");
-      a.gpu = static_cast<int>(*v);
-    } else return fail("unexpected argument " + arg + "\n" + kOptimizeUsage);
-  }
-  if (a.file.empty()) return fail(std::string("which file?\n") + kOptimizeUsage);
-  return a;
-}
-
 // One line of terminal text per event; the plan and candidates get a line each.
 std::string describe(const agents::JobEvent& event) {
   struct {
@@ -209,19 +111,49 @@ void writeReport(const std::filesystem::path& dir, const agents::JobState& job, 
 
 }  // namespace
 
-int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& factory,
-                        const std::vector<std::string>& rawArgs) {
-  auto args = parseArgs(rawArgs);
-  if (!args) return 2;
-  if (args->help) {
-    std::cout << kOptimizeUsage;
-    return 0;
-  }
+CLI::App* addOptimizeCommand(CLI::App& app, OptimizeArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "optimize", "the editor's job in a terminal: plan, generate, verify and time CUDA for the model in FILE");
+  cmd->add_option("FILE", a.file, "the PyTorch model (KernelBench's format: Model, get_inputs, get_init_inputs)")
+      ->type_name("");
+  cli::addText(*cmd, "--out", a.out, "report.md, report.json, and what Accept writes: the model and its program folder",
+               "DIR");
+  cli::addValue(
+      *cmd, "--kernels-folder", a.kernelsFolder,
+      [](const std::string& name, const std::string& text) {
+        if (!protocol::isPackageName(text)) throw cli::UsageError(name + " takes a Python package name, not " + text);
+        return text;
+      },
+      "the program folder's name (a Python package name; default stitchcuda_kernels)", "NAME");
+  cmd->add_flag("--json", a.json, "the job's events as JSON lines");
+  cli::addToleranceOptions(*cmd, a.atol, a.rtol);
+  cli::addValue(
+      *cmd, "--gpu", a.gpu,
+      [](const std::string& name, const std::string& text) {
+        try {
+          return std::optional<int>(cli::nonNegativeWholeNumber(name, text));
+        } catch (const cli::UsageError&) {
+          throw cli::UsageError(name + " takes a device index (0, 1, ...), not " + text);
+        }
+      },
+      "the CUDA device to run on", "N");
+  cli::addJobOptions(*cmd, a.job);
+  cmd->footer("The job streams to the terminal (--json: as JSON lines) and leaves report.md and report.json in --out "
+              "(else in its job folder).\n"
+              "exit: 0 a verified improvement, 3 none, 4 no GPU to verify on (candidates only compiled), 1 error, "
+              "2 usage, 128 + N when signal N stopped the job (its report is still written)");
+  cmd->callback([&a] {
+    if (a.file.empty()) throw cli::UsageError("which file? stitchcuda optimize FILE [options]");
+  });
+  return cmd;
+}
+
+int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& factory, const OptimizeArgs& args) {
   std::error_code ec;
-  auto path = std::filesystem::absolute(args->file, ec);
+  auto path = std::filesystem::absolute(args.file, ec);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::cerr << "stitchcuda optimize: cannot read " << args->file << "\n";
+    std::cerr << "stitchcuda optimize: cannot read " << args.file << "\n";
     return 1;
   }
   std::ostringstream text;
@@ -231,14 +163,14 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   std::mutex m;
   std::condition_variable cv;
   std::optional<protocol::JobFinishedParams> finished;
-  bool tty = !args->json && ::isatty(1);
+  bool tty = !args.json && ::isatty(1);
   Timing timing;
   JobManager jobs(
       pool, config.jobsDir, [&](const protocol::OptimizeParams& p) { return factory(p, config); },
       [&](const agents::JobEvent& event) {
         std::lock_guard lock(m);
         timing.observe(event);
-        if (args->json)
+        if (args.json)
           std::cout << protocol::serialize(protocol::json{{"method", agents::methodOf(event)},
                                                           {"params", agents::paramsOf(event)}})
                     << std::endl;
@@ -255,15 +187,16 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.fileName = path.filename().string();
   request.text = text.str();
   request.options.textDocument.uri = request.uri;
-  request.options.brain = args->brain;
-  request.options.model = args->model;
-  request.options.baseUrl = args->baseUrl;
-  request.options.allowPrecision = args->allowPrecision;
-  request.options.precision = args->precision;
-  request.options.budget = args->budget;
-  request.options.kernelsFolder = args->kernelsFolder;
-  request.options.tolerance = args->tolerance;
-  request.options.gpu = args->gpu;
+  request.options.brain = args.job.brain;
+  request.options.model = args.job.model;
+  request.options.baseUrl = args.job.baseUrl;
+  request.options.allowPrecision = args.job.allowPrecision;
+  request.options.precision = args.job.precision;
+  request.options.budget = args.job.budget;
+  request.options.kernelsFolder = args.kernelsFolder;
+  if (args.atol) request.options.tolerance.atol = *args.atol;
+  if (args.rtol) request.options.tolerance.rtol = *args.rtol;
+  request.options.gpu = args.gpu;
   if (tty)
     request.progress = [&](const std::string& message, std::optional<int>) {
       std::lock_guard lock(m);
@@ -287,24 +220,24 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   }
   pool.join();
   auto state = jobs.state(id);
-  std::filesystem::path outDir = args->out ? std::filesystem::path(*args->out) : config.jobsDir / id;
+  std::filesystem::path outDir = args.out ? std::filesystem::path(*args.out) : config.jobsDir / id;
   try {
     writeReport(outDir, *state, timing);
-    if (!args->json) std::cout << "report: " << (outDir / "report.md").string() << "\n";
+    if (!args.json) std::cout << "report: " << (outDir / "report.md").string() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "stitchcuda optimize: cannot write the report to " << outDir << ": " << e.what() << "\n";
     return 1;
   }
   // --out also gets what Accept would write: the model with its edit and the program folder.
-  if (const auto* kept = args->out ? keptCandidate(*state) : nullptr) {
+  if (const auto* kept = args.out ? keptCandidate(*state) : nullptr) {
     std::string error;
     const auto model = exportProgram(outDir, *kept, path.filename().string(), text.str(), error);
     if (!model) {
       std::cerr << "stitchcuda optimize: cannot write the program to " << outDir << ": " << error << "\n";
       return 1;
     }
-    if (!args->json)
-      std::cout << "program: " << model->string() << " and " << (outDir / args->kernelsFolder).string() << "/ (candidate "
+    if (!args.json)
+      std::cout << "program: " << model->string() << " and " << (outDir / args.kernelsFolder).string() << "/ (candidate "
                 << kept->id << ", " << kept->status << ")\n";
   }
   if (int signal = terminationSignal()) return 128 + signal;  // as a shell reports a process a signal ended

@@ -14,81 +14,6 @@
 namespace stitch::server {
 namespace {
 
-const char* kVerifyUsage = R"(usage: stitchcuda verify --reference TASK.py --candidate CAND [options]   (also --name=value)
-  --json                       the verdict as JSON
-  --atol A  --rtol R           tolerances (default 1e-4 each)
-  --trials N                   seeded trials (default 5)
-  --allow-precision tf32|fp16|bf16 (repeatable)   --precision eager|fp32
-  --no-timing                  correctness and guards only
-  --kernelbench [--seed S]     KernelBench's protocol: seeded construction, 5 trials, 1e-4 and 1e-2
-exit: 0 passed, 1 failed, 2 error, 3 sticky CUDA error, 4 no GPU to run the candidate on
-)";
-
-struct Args {
-  bool help = false;
-  std::string reference;
-  std::string candidate;
-  bool json = false;
-  bool kernelbench = false;  // KernelBench's protocol count instead of the verdict
-  protocol::json params = protocol::json::object();
-};
-
-std::optional<Args> parseArgs(const std::vector<std::string>& args) {
-  Args a;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    // `--name=value` is `--name value`.
-    const std::string& whole = args[i];
-    const std::string arg = whole.rfind("--", 0) == 0 ? whole.substr(0, whole.find('=')) : whole;
-    auto value = [&]() -> std::optional<std::string> {
-      if (arg.size() < whole.size()) return whole.substr(arg.size() + 1);
-      if (i + 1 < args.size()) return args[++i];
-      std::cerr << "stitchcuda verify: " << arg << " needs a value\n";
-      return std::nullopt;
-    };
-    auto number = [&](const char* key) {
-      auto v = value();
-      if (!v) return false;
-      try {
-        a.params[key] = std::stod(*v);
-      } catch (const std::exception&) {
-        std::cerr << "stitchcuda verify: " << arg << " takes a number, not " << *v << "\n";
-        return false;
-      }
-      return true;
-    };
-    if (arg == "--help" || arg == "-h") {
-      a.help = true;
-      return a;
-    }
-    if (arg == "--json") a.json = true;
-    else if (arg == "--kernelbench") a.kernelbench = true;
-    else if (arg == "--seed") { if (!number("seed")) return std::nullopt; a.params["seed"] = static_cast<int>(a.params["seed"].get<double>()); }
-    else if (arg == "--reference") { if (auto v = value()) a.reference = *v; else return std::nullopt; }
-    else if (arg == "--candidate") { if (auto v = value()) a.candidate = *v; else return std::nullopt; }
-    else if (arg == "--atol") { if (!number("atol")) return std::nullopt; }
-    else if (arg == "--rtol") { if (!number("rtol")) return std::nullopt; }
-    else if (arg == "--trials") { if (!number("trials")) return std::nullopt; a.params["trials"] = static_cast<int>(a.params["trials"].get<double>()); }
-    else if (arg == "--allow-precision") { if (auto v = value()) a.params["allowPrecision"].push_back(*v); else return std::nullopt; }
-    else if (arg == "--precision") {
-      auto v = value();
-      if (!v || !protocol::isPrecisionMode(*v)) {
-        std::cerr << "stitchcuda verify: --precision takes eager or fp32\n";
-        return std::nullopt;
-      }
-      a.params["precision"] = *v;
-    } else if (arg == "--no-timing") a.params["timing"] = false;
-    else {
-      std::cerr << "stitchcuda verify: unexpected argument " << arg << "\n";
-      return std::nullopt;
-    }
-  }
-  if (a.reference.empty() || a.candidate.empty()) {
-    std::cerr << kVerifyUsage;
-    return std::nullopt;
-  }
-  return a;
-}
-
 // A verdict's status, and what the command exits with for it: the verifier's own failure is an
 // error of the run (2), no GPU to run the candidate on is its own case (4), never "FAILED".
 int exitFor(const std::string& status) {
@@ -149,17 +74,51 @@ void printKernelBench(const protocol::json& r) {
 
 }  // namespace
 
-int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& rawArgs) {
-  auto args = parseArgs(rawArgs);
-  if (!args) return 2;
-  if (args->help) {
-    std::cout << kVerifyUsage;
-    return 0;
-  }
+CLI::App* addVerifyCommand(CLI::App& app, VerifyArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "verify", "verify any candidate, ours or a KernelBench-style ModelNew by anyone, against its task");
+  cli::addText(*cmd, "--reference", a.reference, "the task: the reference model (required)", "TASK.py");
+  cli::addText(*cmd, "--candidate", a.candidate, "the candidate: a ModelNew file or a candidate folder (required)", "CAND");
+  cmd->add_flag("--json", a.json, "the verdict as JSON");
+  cli::addToleranceOptions(*cmd, a.atol, a.rtol);
+  cli::addValue(
+      *cmd, "--trials", a.trials,
+      [](const std::string& name, const std::string& text) { return std::optional<int>(cli::positiveWholeNumber(name, text)); },
+      "seeded trials (default 5)", "N");
+  cli::addAllowPrecision(*cmd, a.allowPrecision);
+  cli::addPrecision(*cmd, a.precision);
+  cmd->add_flag("--no-timing", a.noTiming, "correctness and guards only");
+  cmd->add_flag("--kernelbench", a.kernelbench,
+                "KernelBench's own protocol instead: seeded construction, no state copy, 5 trials, allclose at 1e-4 "
+                "and 1e-2");
+  cli::addValue(
+      *cmd, "--seed", a.seed,
+      [](const std::string& name, const std::string& text) { return std::optional<int>(cli::wholeNumber(name, text)); },
+      "the seed of the construction and the inputs (default 0; 42 with --kernelbench)", "S");
+  cmd->footer("The verdict names every failed check; the candidate runs in a supervised harness worker.\n"
+              "exit: 0 passed, 1 failed, 2 usage or harness error or the verifier's own failure, 3 the candidate left "
+              "the GPU in a sticky error state, 4 no GPU to run the candidate on, 128 + N when signal N stopped it");
+  cmd->callback([&a] {
+    if (a.reference.empty() || a.candidate.empty())
+      throw cli::UsageError(std::string(a.reference.empty() ? "--reference TASK.py" : "--candidate CAND") +
+                            " is required: stitchcuda verify --reference TASK.py --candidate CAND [options]");
+  });
+  return cmd;
+}
+
+int runHeadlessVerify(const HostConfig& config, const VerifyArgs& args) {
+  protocol::json params = protocol::json::object();
   std::error_code ec;
-  args->params["reference"] = std::filesystem::absolute(args->reference, ec).string();
-  args->params["candidate"] = std::filesystem::absolute(args->candidate, ec).string();
-  args->params["cacheDir"] = (config.jobsDir / ".verify-cache").string();
+  params["reference"] = std::filesystem::absolute(args.reference, ec).string();
+  params["candidate"] = std::filesystem::absolute(args.candidate, ec).string();
+  params["cacheDir"] = (config.jobsDir / ".verify-cache").string();
+  if (args.atol) params["atol"] = *args.atol;
+  if (args.rtol) params["rtol"] = *args.rtol;
+  if (args.trials) params["trials"] = *args.trials;
+  if (args.seed) params["seed"] = *args.seed;
+  for (const auto& p : args.allowPrecision) params["allowPrecision"].push_back(p);
+  if (args.precision) params["precision"] = *args.precision;
+  if (args.noTiming) params["timing"] = false;
 
   WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt},
                        [](const protocol::json& event) {
@@ -169,7 +128,7 @@ int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& 
   // SIGTERM, SIGINT, SIGHUP stop the worker through the call's cancel: no verdict, and no worker left.
   agents::CancelSource cancel;
   StopOnSignal stopOnSignal([&cancel](int) { cancel.cancel(); });
-  auto reply = worker.call(args->kernelbench ? "verifyKernelBench" : "verify", args->params, config.workerDeadline,
+  auto reply = worker.call(args.kernelbench ? "verifyKernelBench" : "verify", params, config.workerDeadline,
                            cancel.token());
   if (int signal = terminationSignal()) {
     std::cerr << "stitchcuda verify: stopped by SIG" << sigabbrev_np(signal) << " before a verdict\n";
@@ -177,12 +136,12 @@ int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& 
   }
   if (!reply.ok()) {
     const auto& e = *reply.error;
-    if (args->json) std::cout << protocol::json{{"error", {{"code", e.code}, {"message", e.message}}}}.dump(2) << "\n";
+    if (args.json) std::cout << protocol::json{{"error", {{"code", e.code}, {"message", e.message}}}}.dump(2) << "\n";
     else std::cerr << "stitchcuda verify: " << e.message << " [" << e.code << "]\n";
     return e.code == "cuda_sticky_error" ? 3 : 2;
   }
-  if (args->json) std::cout << reply.result->dump(2) << "\n";
-  else if (args->kernelbench) printKernelBench(*reply.result);
+  if (args.json) std::cout << reply.result->dump(2) << "\n";
+  else if (args.kernelbench) printKernelBench(*reply.result);
   else printVerdict(*reply.result);
   return exitFor(reply.result->value("status", reply.result->value("passed", false) ? "passed" : "failed"));
 }

@@ -7,13 +7,31 @@
 // 4 the candidate needs a GPU and none is visible.
 #pragma once
 
+#include "server/CommandLine.h"
 #include "server/Config.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace stitch::server {
 
-int runHeadlessVerify(const HostConfig& config, const std::vector<std::string>& args);
+// What `verify` was asked, as its command line said it; unset values are the harness's defaults.
+struct VerifyArgs {
+  std::string reference;
+  std::string candidate;
+  bool json = false;
+  bool kernelbench = false;  // KernelBench's protocol count instead of the verdict
+  std::optional<double> atol, rtol;
+  std::optional<int> trials;
+  std::optional<int> seed;
+  std::vector<std::string> allowPrecision;
+  std::optional<std::string> precision;
+  bool noTiming = false;
+};
+
+// Adds the `verify` command and its own options to `app`, filling `args` as it parses.
+CLI::App* addVerifyCommand(CLI::App& app, VerifyArgs& args);
+int runHeadlessVerify(const HostConfig& config, const VerifyArgs& args);
 
 }  // namespace stitch::server

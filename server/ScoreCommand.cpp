@@ -11,6 +11,7 @@
 #include "agents/JobLog.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -24,98 +25,6 @@ namespace stitch::server {
 namespace {
 
 using protocol::json;
-
-const char* kScoreUsage =
-    "usage: stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json]\n"
-    "                        [--previous CAND --feedback FEEDBACK.json [--previous-verdict VERDICT.json]]\n"
-    "                        [--plan PLAN.json] [--weight NAME=W]... [--allow-precision tf32|fp16|bf16]\n"
-    "                        [--precision eager|fp32] [--judge openai|anthropic [--judge-model M] [--judge-base-url URL]]\n"
-    "                        [--json]\n"
-    "       stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--weight NAME=W]... [--judge ...]\n"
-    "       stitchcuda score --jobs JOBS_DIR --out SCORES.jsonl ...   (every judged candidate of those jobs)\n"
-    "       (a batch: --table FILE.md writes speedup, rubric and reward per candidate, and what separated equal speeds)\n";
-
-struct Args {
-  json request = json::object();  // as a batch row or the protocol's params
-  bool asJson = false;
-  std::string batch;
-  std::string jobs;  // --jobs: the rows are every candidate with a kept verdict in these jobs
-  std::string table;  // --table FILE.md: the batch's table (ScoreTable.h), written at its end
-  std::string out;
-  int gpus = 1;
-  std::optional<JudgeOptions> judge;  // --judge: an LLM's rubric beside the deterministic one
-};
-
-std::optional<Args> parseArgs(const std::vector<std::string>& args) {
-  Args a;
-  static const std::map<std::string, std::string> kFields = {
-      {"--reference", "reference"}, {"--candidate", "candidate"}, {"--verdict", "verdict"},
-      {"--previous", "previous"},   {"--feedback", "feedback"},   {"--previous-verdict", "previousVerdict"},
-      {"--plan", "plan"},           {"--precision", "precision"}};
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 < args.size()) return args[++i];
-      std::cerr << "stitchcuda score: " << arg << " needs a value\n";
-      return std::nullopt;
-    };
-    std::optional<std::string> v;
-    if (arg == "--json") {
-      a.asJson = true;
-      continue;
-    }
-    if (!(v = value())) return std::nullopt;
-    if (auto f = kFields.find(arg); f != kFields.end()) a.request[f->second] = *v;
-    else if (arg == "--allow-precision") a.request["allowPrecision"].push_back(*v);
-    else if (arg == "--batch") a.batch = *v;
-    else if (arg == "--jobs") a.jobs = *v;
-    else if (arg == "--table") a.table = *v;
-    else if (arg == "--out") a.out = *v;
-    else if (arg == "--judge") {
-      if (*v != "openai" && *v != "anthropic") {
-        std::cerr << "stitchcuda score: --judge takes openai or anthropic, not " << *v << "\n";
-        return std::nullopt;
-      }
-      (a.judge ? *a.judge : a.judge.emplace()).provider = *v;
-    } else if (arg == "--judge-model") (a.judge ? *a.judge : a.judge.emplace()).model = *v;
-    else if (arg == "--judge-base-url") (a.judge ? *a.judge : a.judge.emplace()).baseUrl = *v;
-    else if (arg == "--weight") {
-      const auto eq = v->find('=');
-      try {
-        if (eq == std::string::npos) throw std::invalid_argument(*v);
-        a.request["weights"][v->substr(0, eq)] = std::stod(v->substr(eq + 1));
-      } catch (const std::exception&) {
-        std::cerr << "stitchcuda score: --weight takes NAME=NUMBER, not " << *v << "\n";
-        return std::nullopt;
-      }
-    } else if (arg == "--gpus") {
-      try {
-        a.gpus = std::stoi(*v);
-      } catch (const std::exception&) {
-        a.gpus = 0;
-      }
-      if (a.gpus < 1) {
-        std::cerr << "stitchcuda score: --gpus takes a positive number, not " << *v << "\n";
-        return std::nullopt;
-      }
-    } else {
-      std::cerr << "stitchcuda score: unexpected argument " << arg << "\n" << kScoreUsage;
-      return std::nullopt;
-    }
-  }
-  if (a.judge && a.judge->provider.empty()) {
-    std::cerr << "stitchcuda score: --judge-model and --judge-base-url need --judge openai|anthropic\n";
-    return std::nullopt;
-  }
-  const bool single = a.request.contains("reference") || a.request.contains("candidate");
-  const bool many = !a.batch.empty() || !a.jobs.empty();
-  if (!many ? !a.request.contains("reference") || !a.request.contains("candidate")
-            : single || a.out.empty() || (!a.batch.empty() && !a.jobs.empty())) {
-    std::cerr << kScoreUsage;
-    return std::nullopt;
-  }
-  return a;
-}
 
 std::string number(const json& v) {
   if (!v.is_number()) return "-";
@@ -177,7 +86,7 @@ void printScore(const json& r) {
 }
 
 // Scores one request and, with --judge, adds the LLM's rubric beside it.
-ScoreResult scoreWithJudge(agents::Worker& worker, const HostConfig& config, const Args& args, ScoreInputs inputs) {
+ScoreResult scoreWithJudge(agents::Worker& worker, const HostConfig& config, const ScoreArgs& args, ScoreInputs inputs) {
   const ScoreInputs kept = inputs;
   auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache", config.workerDeadline,
                           agents::CancelToken());
@@ -192,7 +101,7 @@ WorkerProcess makeWorker(const HostConfig& config, std::optional<int> gpu) {
   });
 }
 
-int scoreOne(const HostConfig& config, const Args& args) {
+int scoreOne(const HostConfig& config, const ScoreArgs& args) {
   ScoreInputs inputs;
   try {
     inputs = scoreInputsFrom(args.request);
@@ -243,7 +152,7 @@ std::vector<std::string> jobRows(const std::filesystem::path& dir) {
   return rows;
 }
 
-int scoreBatch(const HostConfig& config, const Args& args) {
+int scoreBatch(const HostConfig& config, const ScoreArgs& args) {
   std::vector<std::string> rows;
   if (!args.jobs.empty()) {
     std::error_code ec;
@@ -334,10 +243,100 @@ int scoreBatch(const HostConfig& config, const Args& args) {
 
 }  // namespace
 
-int runScore(const HostConfig& config, const std::vector<std::string>& rawArgs) {
-  auto args = parseArgs(rawArgs);
-  if (!args) return 2;
-  return args->batch.empty() && args->jobs.empty() ? scoreOne(config, *args) : scoreBatch(config, *args);
+CLI::App* addScoreCommand(CLI::App& app, ScoreArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "score", "the rubric reward of a candidate, or of many (protocol/SCORE.md)");
+  static const std::vector<std::array<std::string, 4>> kFields = {
+      {"--reference", "reference", "TASK.py", "the task's reference model"},
+      {"--candidate", "candidate", "CAND", "the candidate: a ModelNew file or a candidate folder"},
+      {"--verdict", "verdict", "VERDICT.json", "the candidate's recorded verdict (else the verifier runs now)"},
+      {"--previous", "previous", "CAND", "the candidate this one refines (with --feedback)"},
+      {"--feedback", "feedback", "FEEDBACK.json", "the feedback the refinement was given"},
+      {"--previous-verdict", "previousVerdict", "VERDICT.json", "the previous candidate's verdict"},
+      {"--plan", "plan", "PLAN.json", "the plan the candidate follows (operator coverage from it)"}};
+  for (const auto& [name, key, value, help] : kFields)
+    cmd->add_option(name)->description(help)->type_name(value)->group("One candidate")->each(
+        [&a, key = key](const std::string& text) { a.request[key] = text; });
+  cli::addList(*cmd, "--allow-precision", a.allowPrecision,
+               [](const std::string& name, const std::string& text) {
+                 return cli::oneOf(name, text, {"tf32", "fp16", "bf16"});
+               },
+               "a lower precision the candidate was allowed (repeatable)", "tf32|fp16|bf16")
+      ->group("One candidate");
+  cli::addPrecision(*cmd, a.precision)->group("One candidate");
+  cmd->add_flag("--json", a.asJson, "the score as JSON")->group("One candidate");
+  cli::addText(*cmd, "--batch", a.batch, "score every row of this file (one JSON object a line)", "ROWS.jsonl")
+      ->group("Many candidates");
+  cli::addText(*cmd, "--jobs", a.jobs, "score every candidate with a kept verdict in these job folders (a bench run's)",
+               "JOBS_DIR")
+      ->group("Many candidates");
+  cli::addText(*cmd, "--out", a.out, "one JSON line per row; rows already scored there are kept and skipped",
+               "SCORES.jsonl")
+      ->group("Many candidates");
+  cli::addText(*cmd, "--table", a.table, "at the end, the table of speedup, rubric and reward per candidate", "FILE.md")
+      ->group("Many candidates");
+  cli::addValue(*cmd, "--gpus", a.gpus, cli::positiveWholeNumber, "one worker per GPU (default 1)", "N")
+      ->group("Many candidates");
+  cli::addList(*cmd, "--weight", a.weights,
+               [](const std::string& name, const std::string& text) {
+                 const auto eq = text.find('=');
+                 if (eq == std::string::npos || eq == 0) throw cli::UsageError(name + " takes NAME=NUMBER, not " + text);
+                 try {
+                   cli::anyNumber(name, text.substr(eq + 1));
+                 } catch (const cli::UsageError&) {
+                   throw cli::UsageError(name + " takes NAME=NUMBER, not " + text);
+                 }
+                 return text;
+               },
+               "a rubric dimension's weight in the combined reward (repeatable)", "NAME=W");
+  cli::addValue(
+      *cmd, "--judge", a.judgeProvider,
+      [](const std::string& name, const std::string& text) { return cli::oneOf(name, text, {"openai", "anthropic"}); },
+      "an LLM's rubric beside the deterministic one, never replacing it", "openai|anthropic");
+  cli::addText(*cmd, "--judge-model", a.judgeModel, "the judge's model", "M");
+  cli::addText(*cmd, "--judge-base-url", a.judgeBaseUrl, "the judge's endpoint", "URL");
+  cmd->footer(
+      "The rule reward (compiled, correct, speedup), anti-hacking, CUDA engineering, operator coverage and skill\n"
+      "compliance, each with its evidence, and the combined reward; from a recorded verdict or the verifier run now.\n"
+      "one candidate: stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json] [--json] ...\n"
+      "many:          stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--table FILE.md]\n"
+      "               stitchcuda score --jobs JOBS_DIR --out SCORES.jsonl ...\n"
+      "exit: 0 scored (every row, in a batch), 1 some batch row failed, 2 usage or harness error");
+  cmd->callback([&a] {
+    for (const auto& p : a.allowPrecision) a.request["allowPrecision"].push_back(p);
+    if (a.precision) a.request["precision"] = *a.precision;
+    for (const auto& w : a.weights) {
+      const auto eq = w.find('=');
+      a.request["weights"][w.substr(0, eq)] = std::stod(w.substr(eq + 1));
+    }
+    if (a.judgeProvider || a.judgeModel || a.judgeBaseUrl) {
+      if (!a.judgeProvider) throw cli::UsageError("--judge-model and --judge-base-url need --judge openai|anthropic");
+      JudgeOptions judge;
+      judge.provider = *a.judgeProvider;
+      if (a.judgeModel) judge.model = *a.judgeModel;
+      if (a.judgeBaseUrl) judge.baseUrl = *a.judgeBaseUrl;
+      a.judge = judge;
+    }
+    const bool single = a.request.contains("reference") || a.request.contains("candidate");
+    const bool many = !a.batch.empty() || !a.jobs.empty();
+    if (!many) {
+      if (!a.request.contains("reference") || !a.request.contains("candidate"))
+        throw cli::UsageError(std::string(a.request.contains("reference") ? "--candidate CAND" : "--reference TASK.py") +
+                              " is required (or --batch ROWS.jsonl / --jobs JOBS_DIR with --out SCORES.jsonl)");
+    } else if (!a.batch.empty() && !a.jobs.empty()) {
+      throw cli::UsageError("--batch and --jobs each name the rows to score: give one of them");
+    } else if (single) {
+      throw cli::UsageError(std::string(!a.batch.empty() ? "--batch" : "--jobs") +
+                            " scores many candidates: --reference and --candidate are for one");
+    } else if (a.out.empty()) {
+      throw cli::UsageError(std::string(!a.batch.empty() ? "--batch" : "--jobs") + " needs --out SCORES.jsonl");
+    }
+  });
+  return cmd;
+}
+
+int runScore(const HostConfig& config, const ScoreArgs& args) {
+  return args.batch.empty() && args.jobs.empty() ? scoreOne(config, args) : scoreBatch(config, args);
 }
 
 }  // namespace stitch::server

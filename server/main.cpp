@@ -5,6 +5,7 @@
 #include "agents/loop/OptimizeLoop.h"
 #include "process/ChildGroups.h"
 #include "server/BenchCommand.h"
+#include "server/CommandLine.h"
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
 #include "server/HeadlessVerify.h"
@@ -30,77 +31,7 @@
 namespace {
 
 using namespace stitch;
-
-const char* kUsage = R"(usage:
-  stitchcuda serve [--input-style=standard|delimited] [--input-mirror FILE]
-                   [--log FILE] [--log-level debug|info|warning|error]
-                   [--jobs-dir DIR] [--python PYTHON] [--ncu-runs N]
-  stitchcuda optimize FILE [--out DIR] [--kernels-folder NAME] [--json] [--brain builtin|openai|anthropic] [--model NAME]
-                    [--base-url URL] [--atol A] [--rtol R] [--gpu N] [--allow-precision tf32|fp16|bf16]
-                    [--precision eager|fp32] [--iterations N] [--wall-seconds S] [--jobs-dir DIR] [--python PYTHON]
-                    [--ncu-runs N]   (stitchcuda optimize --help: what each does and the exit codes)
-  stitchcuda verify --reference TASK.py --candidate CAND [--json] [--atol A] [--rtol R] [--trials N]
-                    [--allow-precision tf32|fp16|bf16] [--precision eager|fp32] [--no-timing] [--python PYTHON]
-                    [--kernelbench [--seed S]]   (KernelBench's protocol: seeded construction, 5 trials, 1e-4 and 1e-2)
-  stitchcuda bench DIR|TASK.py [--out RESULTS] [--gpus N] [--resume] [--timeout SECONDS] [--deadline SECONDS]
-                    [--python PYTHON] [--ncu-runs N (default 0)] [--jobs-dir DIR] [optimize's --brain/--model/--base-url/--allow-precision/--precision/--iterations/--wall-seconds]
-  stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json] [--previous CAND --feedback FILE]
-                    [--plan PLAN.json] [--weight NAME=W]... [--json]   (the rubric reward, protocol/SCORE.md)
-  stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N]
-  stitchcuda --version
-Training records (serve and optimize): --record-transitions DIR writes each CODE/REFINE step with its
-  rubric reward to DIR/JOB.transitions.jsonl (protocol/TRANSITIONS.md)
-LLM options (serve and optimize; the key is read from the environment, never from the command line):
-  --api-key-env VAR  (default STITCHCUDA_API_KEY, then OPENAI_API_KEY or ANTHROPIC_API_KEY)
-  --llm-token-budget N  --llm-usd-budget USD  --llm-price IN,OUT (USD per million tokens)
-  --llm-max-tokens N  --llm-temperature T  --llm-timeout SECONDS  --llm-attempts N  --llm-stream on|off
-)";
-
-struct CommonOptions {
-  server::HostConfig config;
-  std::optional<std::string> logFile;
-  server::LogLevel logLevel = server::LogLevel::Info;
-};
-
-// Parses the options shared by the subcommands; returns false (after printing why) on a
-// bad option. `rest` collects what the subcommand parses itself.
-bool parseCommon(int argc, char** argv, int start, CommonOptions& common, std::vector<std::string>& rest) {
-  for (int i = start; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const std::string& name) -> std::optional<std::string> {
-      if (arg.rfind(name + "=", 0) == 0) return arg.substr(name.size() + 1);
-      if (arg == name && i + 1 < argc) return std::string(argv[++i]);
-      return std::nullopt;
-    };
-    if (auto v = value("--log")) common.logFile = *v;
-    else if (auto v = value("--log-level")) {
-      if (!server::parseLogLevel(*v, common.logLevel)) {
-        std::cerr << "stitchcuda: unknown log level " << *v << "\n";
-        return false;
-      }
-    } else if (arg.rfind("--llm-", 0) == 0 || arg.rfind("--api-key-env", 0) == 0) {
-      const std::string name = arg.substr(0, arg.find('='));
-      auto v = value(name);
-      std::string error;
-      if (!v || !common.config.applyLlmOption(name, *v, error) || !error.empty()) {
-        std::cerr << "stitchcuda: " << (error.empty() ? "unknown or incomplete option " + arg : error) << "\n";
-        return false;
-      }
-    } else if (auto v = value("--jobs-dir")) common.config.jobsDir = *v;
-    else if (auto v = value("--python")) common.config.python = *v;
-    else if (auto v = value("--record-transitions")) common.config.recordTransitions = *v;
-    else if (auto v = value("--ncu-runs")) {
-      try {
-        common.config.ncuRuns = std::stoi(*v);
-      } catch (const std::exception&) {
-        std::cerr << "stitchcuda: --ncu-runs takes a number, not " << *v << "\n";
-        return false;
-      }
-    }
-    else rest.push_back(arg);
-  }
-  return true;
-}
+namespace cli = stitch::server::cli;
 
 // The one place that knows whether this build has the LLM brain (libcurl found at configure time).
 #if STITCH_LLM_BRAIN
@@ -158,19 +89,27 @@ bool drainPool(boost::asio::thread_pool& pool, std::chrono::seconds grace) {
   return true;
 }
 
-int serve(CommonOptions common, const std::vector<std::string>& rest) {
-  server::InputOptions input;
-  for (std::size_t i = 0; i < rest.size(); ++i) {
-    const std::string& arg = rest[i];
-    if (arg == "--input-style=delimited") input.delimited = true;
-    else if (arg == "--input-style=standard") input.delimited = false;
-    else if (arg.rfind("--input-mirror=", 0) == 0) input.mirrorFile = arg.substr(15);
-    else if (arg == "--input-mirror" && i + 1 < rest.size()) input.mirrorFile = rest[++i];
-    else {
-      std::cerr << "stitchcuda serve: unknown option " << arg << "\n" << kUsage;
-      return 2;
-    }
-  }
+// `serve`: LSP + stitchcuda/* over stdio, for the editor.
+CLI::App* addServeCommand(CLI::App& app, server::InputOptions& input) {
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "LSP and the stitchcuda/* methods over stdio (protocol/PROTOCOL.md): what the editor starts");
+  cli::addValue(
+      *cmd, "--input-style", input.delimited,
+      [](const std::string& name, const std::string& text) {
+        return cli::oneOf(name, text, {"standard", "delimited"}) == "delimited";
+      },
+      "standard: LSP's Content-Length framing (default); delimited: messages between --- lines, as transcripts are written",
+      "standard|delimited");
+  cli::addValue(
+      *cmd, "--input-mirror", input.mirrorFile,
+      [](const std::string&, const std::string& text) { return decltype(input.mirrorFile)(text); },
+      "also write what the client sends to FILE (a session to replay as a transcript)", "FILE");
+  cmd->footer("exit: 0 when the client asked for shutdown first, 1 when it exited or went away without that, 128 + N "
+              "at signal N");
+  return cmd;
+}
+
+int serve(const cli::CommonOptions& common, const server::InputOptions& input) {
   boost::asio::io_context loop;
   auto guard = boost::asio::make_work_guard(loop);
   boost::asio::thread_pool pool(common.config.poolThreads);
@@ -224,32 +163,51 @@ int serve(CommonOptions common, const std::vector<std::string>& rest) {
 int main(int argc, char** argv) {
   server::installHostShutdown();   // before any thread starts
   std::signal(SIGPIPE, SIG_IGN);  // a closed client pipe is an error value, not a death
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-    std::cout << kUsage;
-    return argc < 2 ? 2 : 0;
-  }
-  if (std::strcmp(argv[1], "--version") == 0) {
-    std::cout << "stitchcuda 0.1.0\n";
-    return 0;
-  }
-  CommonOptions common;
+
+  CLI::App app("StitchCUDA's agent host: `serve` for the editor, the other commands in a terminal.", "stitchcuda");
+  cli::configureApp(app, "stitchcuda 0.1.0");
+  app.footer("stitchcuda COMMAND --help: a command's options (each as --name value or --name=value) and exit codes.");
+
+  cli::CommonOptions common;
   common.config = server::HostConfig::defaults(argv[0]);
-  std::string command = argv[1];
+  server::InputOptions input;
+  server::OptimizeArgs optimize;
+  server::VerifyArgs verify;
+  server::ScoreArgs score;
+  server::BenchArgs bench;
+  bench.argv.assign(argv, argv + argc);
+  CLI::App* serveCommand = addServeCommand(app, input);
+  CLI::App* optimizeCommand = server::addOptimizeCommand(app, optimize);
+  CLI::App* verifyCommand = server::addVerifyCommand(app, verify);
+  CLI::App* scoreCommand = server::addScoreCommand(app, score);
+  CLI::App* benchCommand = server::addBenchCommand(app, bench);
+  for (CLI::App* command : {serveCommand, optimizeCommand, verifyCommand, scoreCommand, benchCommand})
+    command->group("Commands");
+  // The options every command shares, defined once (CommandLine.h); `bench` passes them on to its optimize runs.
+  for (CLI::App* command : {serveCommand, optimizeCommand, verifyCommand, scoreCommand})
+    cli::addSharedOptions(*command, common, cli::kAllShared);
+  cli::addSharedOptions(*benchCommand, common, cli::kAllShared & ~cli::kTransitions);
   // The suite measures speedups: Nsight Compute (7–10 s a run) only when asked for.
-  if (command == "bench") common.config.ncuRuns = 0;
-  std::vector<std::string> rest;
-  if (!parseCommon(argc, argv, 2, common, rest)) return 2;
+  benchCommand->preparse_callback([&common](std::size_t) { common.config.ncuRuns = 0; });
+
+  if (argc < 2) {  // no command: what there is, and a usage error
+    std::cout << app.help();
+    return 2;
+  }
+  if (auto status = cli::parse(app, argc, argv)) return *status;
+  if (app.get_subcommands().empty()) {
+    std::cerr << "stitchcuda: which command? (stitchcuda --help lists them)\n";
+    return 2;
+  }
   server::Logger::instance().setLevel(common.logLevel);
   if (common.logFile) server::Logger::instance().openFile(*common.logFile);
   // A command that holds a StopOnSignal (serve, optimize, verify, bench) stops itself at the first signal;
   // the others stop their children and exit at once.
   server::watchTerminationSignals(std::chrono::seconds(10));
 
-  if (command == "serve") return serve(std::move(common), rest);
-  if (command == "optimize") return server::runHeadlessOptimize(common.config, runnerFactory(), rest);
-  if (command == "verify") return server::runHeadlessVerify(common.config, rest);
-  if (command == "score") return server::runScore(common.config, rest);
-  if (command == "bench") return server::runBench(common.config, std::vector<std::string>(argv, argv + argc));
-  std::cerr << "stitchcuda: unknown command " << command << "\n" << kUsage;
-  return 2;
+  if (serveCommand->parsed()) return serve(common, input);
+  if (optimizeCommand->parsed()) return server::runHeadlessOptimize(common.config, runnerFactory(), optimize);
+  if (verifyCommand->parsed()) return server::runHeadlessVerify(common.config, verify);
+  if (scoreCommand->parsed()) return server::runScore(common.config, score);
+  return server::runBench(common.config, bench);
 }

@@ -4,14 +4,13 @@
 // still run), results.md's table and summary, --resume running only the missing tasks and refusing
 // results from another GPU, and a task past its timeout killed with what it started.
 #include "protocol/JsonRpc.h"
+#include "tests/cli_support/CliRun.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -26,24 +25,13 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using stitch::testing::CliRun;
 
+// From the scratch folder: a relative path (the default --out) lands there, not in the source tree.
 CliRun bench(const fs::path& work, const std::string& args) {
-  const fs::path err = work / "stderr.txt";
-  const std::string cmd = std::string(STITCHCUDA_BIN) + " bench " + args + " --python " + STITCH_TEST_PYTHON +
-                          " --log-level warning 2>" + err.string();
-  CliRun r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.err = slurp(err);
-  return r;
+  stitch::testing::CliOptions options;
+  options.cwd = work;
+  return stitch::testing::runCli("bench " + args + " --python " + STITCH_TEST_PYTHON + " --log-level warning", options);
 }
 
 int jobFolders(const fs::path& jobs) {

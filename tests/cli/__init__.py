@@ -9,4 +9,5 @@ BIN = os.environ.get("STITCHCUDA_BIN", "")
 
 
 def stitchcuda(command: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([BIN, command, *args], capture_output=True, text=True, timeout=600, cwd=REPO)
+    return subprocess.run([BIN, command, *args], capture_output=True, text=True, timeout=600, cwd=REPO,
+                          stdin=subprocess.DEVNULL)

@@ -30,7 +30,7 @@ class OptimizeCliTest(unittest.TestCase):
         cases = {("examples/mlp.py", "--atol=-1"): "--atol takes a number >= 0",
                  ("examples/mlp.py", "--gpu", "first"): "--gpu takes a device index",
                  ("examples/mlp.py", "--kernels-folder=my-kernels"): "Python package name",
-                 ("examples/mlp.py", "--iterations=0"): "--iterations takes a positive number",
+                 ("examples/mlp.py", "--iterations=0"): "--iterations takes a positive whole number",
                  ("examples/mlp.py", "--out"): "--out takes a value",
                  ("--json",): "which file?"}
         for args, message in cases.items():

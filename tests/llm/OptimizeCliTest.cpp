@@ -3,14 +3,12 @@
 // plan → code → build (compile-only without a GPU) → done, and that the API key reaches the
 // provider but no terminal line, host log, JSONL job log or report.
 #include "FakeProvider.h"
+#include "tests/cli_support/CliRun.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 using stitch::fake::FakeProvider;
@@ -28,20 +26,15 @@ std::string slurp(const fs::path& p) {
 
 struct CliRun {
   int status = -1;
-  std::string output;
+  std::string output;  // stdout and stderr, interleaved as written
 };
 
 CliRun runCli(const std::string& args) {
-  ::setenv("STITCHCUDA_API_KEY", kKey, 1);
-  const std::string cmd = std::string("cd ") + STITCH_SOURCE_DIR + " && " + STITCHCUDA_BIN + " optimize " + args + " 2>&1";
-  CliRun r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  ::unsetenv("STITCHCUDA_API_KEY");
-  return r;
+  stitch::testing::CliOptions options;
+  options.env = {{"STITCHCUDA_API_KEY", kKey}};
+  options.mergeStderr = true;
+  const auto r = stitch::testing::runCli("optimize " + args, options);
+  return {r.status, r.out};
 }
 
 const std::string kPlan =

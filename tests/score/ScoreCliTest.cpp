@@ -5,14 +5,13 @@
 // one line per row, resumes keeping the rows already scored and retrying the failed ones; --jobs scores
 // the candidates of a run's jobs folder and --table tabulates them.
 #include "protocol/JsonRpc.h"
+#include "tests/cli_support/CliRun.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 namespace fs = std::filesystem;
 using stitch::protocol::json;
@@ -21,28 +20,11 @@ namespace {
 
 const fs::path kSource = STITCH_SOURCE_DIR;
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using stitch::testing::CliRun;
 
 CliRun score(const fs::path& work, const std::string& args) {
-  const fs::path err = work / "stderr.txt";
-  const std::string cmd = "cd " + kSource.string() + " && " + STITCHCUDA_BIN + " score " + args + " --python " +
-                          STITCH_TEST_PYTHON + " --jobs-dir " + (work / "jobs").string() + " --log-level warning 2>" +
-                          err.string();
-  CliRun r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream in(err);
-  std::stringstream s;
-  s << in.rdbuf();
-  r.err = s.str();
-  return r;
+  return stitch::testing::runCli("score " + args + " --python " + STITCH_TEST_PYTHON + " --jobs-dir " +
+                                 (work / "jobs").string() + " --log-level warning");
 }
 
 fs::path workDir(const std::string& name) {
@@ -172,10 +154,9 @@ TEST(ScoreCli, BatchWritesOneLinePerRowAndResumes) {
 
 TEST(ScoreCli, JobsScoresEveryJudgedCandidateOfARunAndTablesThem) {
   const auto work = workDir("jobs");
-  const std::string optimize = "cd " + kSource.string() + " && " + STITCHCUDA_BIN + " optimize examples/elementwise_chain.py"
-                               " --python " + STITCH_TEST_PYTHON + " --jobs-dir " + (work / "run").string() +
-                               " --log-level warning >/dev/null 2>&1";
-  std::system(optimize.c_str());  // on a CPU machine: one candidate built, its verdict needs_gpu
+  // On a CPU machine: one candidate built, its verdict needs_gpu.
+  stitch::testing::runCli(std::string("optimize examples/elementwise_chain.py --python ") + STITCH_TEST_PYTHON +
+                          " --jobs-dir " + (work / "run").string() + " --log-level warning");
   auto r = score(work, "--jobs " + (work / "run").string() + " --out " + (work / "scores.jsonl").string() + " --table " +
                            (work / "table.md").string());
   ASSERT_EQ(r.status, 0) << r.err;
