@@ -262,6 +262,7 @@ std::optional<VerifierFeedback> failureFeedback(const std::vector<FailedCheck>& 
       {"nan_or_inf", "Guard the operation that overflows (exp, division, log) the way PyTorch does, e.g. subtract the max before exp."},
       {"output_aliases_input", "Write into a fresh output tensor, never into an input or parameter."},
       {"output_cached", "Compute from the current input values on every call; do not key results on pointers."},
+      {"constant_output", "Compute the outputs from the inputs; a constant passes only where the tolerance cannot tell, and is caught there."},
       {"input_mutated", "Treat inputs as read-only; use a scratch buffer for intermediates."},
       {"nondeterministic_output", "Remove the race: add the missing barrier, or make each output element owned by one thread (no unsynchronized accumulation)."},
       {"pytorch_compute", "Do the claimed work in the CUDA kernel; keep only allocation and views in ModelNew.forward."},

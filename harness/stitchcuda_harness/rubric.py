@@ -23,10 +23,10 @@ GUARD_CHECKS = (
     "pytorch_compute", "try_except_fallback", "subclasses_reference", "reference_access", "dynamic_code",
     "judge_introspection", "patched_timer", "patched_torch_function", "patched_harness", "extra_thread",
     "side_stream", "precision_downgrade", "faster_than_roofline", "tensor_subclass_output",
-    "output_aliases_input", "output_cached",
+    "output_aliases_input", "output_cached", "constant_output",
 )
 # Guards only running the candidate can see: with no trial run they are not judged at all.
-RUNTIME_ONLY_GUARDS = ("faster_than_roofline", "output_aliases_input", "output_cached")
+RUNTIME_ONLY_GUARDS = ("faster_than_roofline", "output_aliases_input", "output_cached", "constant_output")
 BUILD_CHECKS = ("build_error", "candidate_load_error")
 CORRECTNESS_CHECKS = (
     "candidate_runtime_error", "output_structure", "shape_mismatch", "dtype_mismatch", "device_mismatch",

@@ -9,7 +9,7 @@ from typing import Any, Optional
 CHECK_NAMES = (
     "build_error", "candidate_load_error", "candidate_runtime_error", "output_structure",
     "shape_mismatch", "dtype_mismatch", "device_mismatch", "output_mismatch", "nan_or_inf",
-    "tensor_subclass_output", "output_aliases_input", "output_cached", "input_mutated",
+    "tensor_subclass_output", "output_aliases_input", "output_cached", "constant_output", "input_mutated",
     "nondeterministic_output", "pytorch_compute", "try_except_fallback", "subclasses_reference",
     "reference_access", "dynamic_code", "judge_introspection", "patched_timer", "patched_torch_function", "patched_harness",
     "extra_thread", "side_stream", "precision_downgrade", "faster_than_roofline", "weights_differ", "buffer_mismatch",

@@ -73,6 +73,20 @@ class VerifyCpuTest(unittest.TestCase):
         self.addCleanup(os.unlink, cand)
         v = run(task, cand)
         self.assertIn("degenerate_reference", [f["name"] for f in v["flags"]])
+        # The reference is exactly constant itself: a constant candidate hides nothing.
+        self.assertNotIn("constant_output", v["failed_checks"])
+
+    def test_a_constant_where_the_tolerance_cannot_tell_is_caught(self) -> None:
+        # Outputs within atol of zero that still vary: zeros pass the tolerance, and are hard-coded.
+        fd, task = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n"
+                    "        return torch.sigmoid(x * y) * 1e-6\n"
+                    "def get_inputs():\n    return [torch.randn(64, 128), torch.randn(64, 128)]\n")
+        self.addCleanup(os.unlink, task)
+        v = run(task, os.path.join(HERE, "adversarial", "constant_output.py"))
+        self.assertFalse(v["passed"])
+        self.assertEqual(v["failed_checks"], ["constant_output"])
 
     def test_snapshot_reports_and_restores_patches(self) -> None:
         snap = StateSnapshot.take()
