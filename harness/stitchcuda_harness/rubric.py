@@ -12,6 +12,7 @@ from typing import Any, Optional
 from .candidate_files import resolve_candidate
 from .rubric_compliance import Side, skill_compliance
 from .rubric_engineering import cuda_text, measure_engineering
+from .rubric_metrics import find_profile
 from .static_guards import StaticContext, reference_runs_in_tf32, scan_candidate
 from .verdict import CHECK_NAMES, VERIFIER_CHECKS
 
@@ -143,6 +144,13 @@ def combine(terms: dict[str, Optional[float]], weights: dict[str, float], hacked
     return round(total / weight_sum, 4) if weight_sum > 0 else 0.0
 
 
+def _min_bytes(verdict: dict[str, Any]) -> Optional[float]:
+    """The bytes the task must move (inputs, weights, outputs once each), as the verifier's
+    roofline counted them; None when it was not timed on a GPU."""
+    value = ((verdict.get("timing") or {}).get("roofline") or {}).get("bytes")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
 def score(reference: str, candidate: str, params: dict[str, Any]) -> dict[str, Any]:
     from .nvcc_build import default_arch
     verdict = params.get("verdict") or {}
@@ -167,13 +175,20 @@ def score(reference: str, candidate: str, params: dict[str, Any]) -> dict[str, A
     hacking = anti_hacking(verdict, failed, static_json)
     coverage = params.get("coverage")
     cover = operator_coverage(coverage)
-    engineering = measure_engineering(files, cache_dir, arch, (coverage or {}).get("coveredOperators"))
+    # Nsight Compute's metrics of the candidate's kernels: the profile given, else its folder's ncu.csv.
+    profile, no_profile = find_profile(candidate, params.get("profile"))
+    engineering = measure_engineering(files, cache_dir, arch, (coverage or {}).get("coveredOperators"),
+                                      profile, no_profile, _min_bytes(verdict))
     compliance: dict[str, Any] = {"score": None, "evidence": ["a from-scratch generation: no feedback to follow"]}
     skill = "generate"
     if params.get("previous") and params.get("feedback"):
         skill = "refine"
         before_files = resolve_candidate(params["previous"])
-        before = Side(cuda_text(before_files), measure_engineering(before_files, cache_dir, arch), params.get("previousVerdict"))
+        before_profile, before_none = find_profile(params["previous"], None)
+        before = Side(cuda_text(before_files),
+                      measure_engineering(before_files, cache_dir, arch, None, before_profile, before_none,
+                                          _min_bytes(params.get("previousVerdict") or {})),
+                      params.get("previousVerdict"))
         after = Side(cuda_text(files), engineering, verdict)
         compliance = skill_compliance(params["feedback"], before, after)
 

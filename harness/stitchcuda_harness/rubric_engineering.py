@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from .candidate_files import CandidateFiles
 from .nvcc_build import INCLUDE_DIR, find_nvcc, library_flags
+from .rubric_metrics import Measured, Profile
 
 # Each technique's share of the dimension. The heavy hitters of the CUDA-optimization literature
 # (and of our own measurements: cuBLASLt/cuDNN tensor cores, fusion, 16-byte accesses) weigh most;
@@ -25,6 +26,12 @@ FEATURE_WEIGHTS = {
     "shared_memory": 0.15, "tiling": 0.15, "tensor_cores": 0.2, "vectorized_access": 0.15,
     "async_copy": 0.1, "warp_shuffle": 0.05, "fusion": 0.2,
 }
+# Measured only (an Nsight Compute profile, rubric_metrics.py): a memory-bound candidate moving the
+# bytes it must near the DRAM peak. Shared memory and tiling are worth their 0.3 because they cut
+# DRAM traffic for data that is reused; a streaming kernel has nothing to reuse, and this is the
+# measured form of the same virtue: it counts instead of them (the larger of the two), never on top.
+BANDWIDTH_WEIGHT = FEATURE_WEIGHTS["shared_memory"] + FEATURE_WEIGHTS["tiling"]
+_REUSE = ("shared_memory", "tiling")
 
 # (feature, where, pattern). PTX instruction names are stable across arches; SASS names are
 # Hopper's and Ampere's (HMMA/HGMMA, LDG.E.128, LDGSTS, UTMALDG).
@@ -61,6 +68,9 @@ _LIBRARY = re.compile(r"\bcublasLtMatmul\b|\bcublas[SG]gemm\w*|\bcudnnConvolutio
 # holds it for the calls where it measures faster, so its presence says nothing; operators per
 # compiled step (below) count that fusion.
 _EPILOGUE = re.compile(r"CUBLASLT_EPILOGUE_(?!DEFAULT)\w+")
+# Tensor-core evidence that names a library call or its math mode (the library's kernels show it)
+# rather than the candidate's own MMA instructions.
+_LIBRARY_EVIDENCE = re.compile(_LIBRARY.pattern + r"|CUDNN_TENSOR_OP_MATH|CUBLAS_COMPUTE_32F_FAST|CUBLAS_TENSOR_OP_MATH")
 _KERNEL = re.compile(r"__global__\s+(?:void|__launch_bounds__)")
 _LAUNCH = re.compile(r"<<<")
 
@@ -72,10 +82,11 @@ class Engineering:
     compiled: dict[str, Any] = field(default_factory=dict)  # {ptx, sass, arch, why} what was read
     kernels: int = 0
     library_calls: int = 0
+    metrics: dict[str, Any] = field(default_factory=lambda: {"read": "none (no profile)"})  # the profile read
 
     def to_json(self) -> dict[str, Any]:
         return {"score": round(self.score, 4), "features": self.features, "compiled": self.compiled,
-                "kernels": self.kernels, "libraryCalls": self.library_calls}
+                "metrics": self.metrics, "kernels": self.kernels, "libraryCalls": self.library_calls}
 
 
 def embedded_cuda(python_source: str) -> str:
@@ -183,7 +194,11 @@ def _found(pattern: str, text: str) -> Optional[str]:
 
 
 def measure_engineering(files: CandidateFiles, cache_dir: str, arch: str,
-                        covered_operators: Optional[int] = None) -> Engineering:
+                        covered_operators: Optional[int] = None, profile: Optional[Profile] = None,
+                        no_profile: str = "none (no profile)", min_bytes: Optional[float] = None) -> Engineering:
+    """The techniques the candidate's code shows; with `profile` (its kernels as ncu measured one
+    forward) each is confirmed or contradicted by the kernels that ran, and bandwidth efficiency is
+    judged against `min_bytes` (the bytes the task must move, the verdict's timing.roofline.bytes)."""
     source = cuda_text(files)
     if files.cuda:
         listings = compile_listings(files.cuda, cache_dir, arch)
@@ -234,7 +249,41 @@ def measure_engineering(files: CandidateFiles, cache_dir: str, arch: str,
     present["fusion"] = bool(epilogue) or (per_step is not None and per_step >= 2)
     evidence["fusion"] = ([f"source: {epilogue}"] if epilogue else []) + (
         [f"{covered_operators} operators in {steps} compiled steps"] if per_step is not None else [])
+    measured: dict[str, str] = {}
+    bandwidth, bandwidth_evidence = False, ["needs Nsight Compute metrics: " + no_profile]
+    if profile is not None:
+        m = Measured(profile, source, library)
+        eng.metrics = m.summary(min_bytes)
+        judges = {"shared_memory": m.shared_memory, "tiling": m.tiling, "async_copy": lambda: m.async_copy(evidence["async_copy"]),
+                  "tensor_cores": lambda: m.tensor_cores(evidence["tensor_cores"], _LIBRARY_EVIDENCE)}
+        for name in FEATURE_WEIGHTS:
+            if name == "fusion" or not present[name]:
+                continue  # a profile confirms or contradicts the techniques the code shows, adds none
+            state, lines = judges[name]() if name in judges else (
+                "not measured: the profile's sections count no vector widths or shuffles", [])
+            measured[name] = state
+            evidence[name] = evidence[name] + lines
+            present[name] = state != "contradicted"
+        # Fusion from the launches that ran rather than the kernels the source defines.
+        launches = m.launches_for_fusion()
+        if covered_operators and launches:
+            fused = bool(epilogue) or covered_operators / launches >= 2
+            measured["fusion"] = ("confirmed" if fused and present["fusion"] else "contradicted" if present["fusion"]
+                                  else "found by measurement" if fused else "not fused")
+            evidence["fusion"] = evidence["fusion"] + [f"ncu: {covered_operators} operators in {launches} "
+                                                       f"launch{'' if launches == 1 else 'es'} of the candidate's kernels per forward"]
+            present["fusion"] = fused
+        elif present["fusion"]:
+            measured["fusion"] = "not measured: " + ("no kernel of the candidate ran" if covered_operators else "no operator count")
+        bandwidth, bandwidth_evidence = m.bandwidth(min_bytes)
+    else:
+        eng.metrics = {"read": no_profile}
     for name, weight in FEATURE_WEIGHTS.items():
-        eng.features[name] = {"present": present[name], "weight": weight, "evidence": evidence[name]}
-    eng.score = min(1.0, sum(w for n, w in FEATURE_WEIGHTS.items() if present[n]))
+        eng.features[name] = {"present": present[name], "weight": weight, "evidence": evidence[name],
+                              **({"measured": measured[name]} if name in measured else {})}
+    eng.features["bandwidth_efficiency"] = {"present": bandwidth, "weight": BANDWIDTH_WEIGHT, "evidence": bandwidth_evidence,
+                                            "insteadOf": list(_REUSE)}
+    reuse = sum(FEATURE_WEIGHTS[n] for n in _REUSE if present[n])
+    rest = sum(w for n, w in FEATURE_WEIGHTS.items() if present[n] and n not in _REUSE)
+    eng.score = min(1.0, rest + max(reuse, BANDWIDTH_WEIGHT if bandwidth else 0.0))
     return eng

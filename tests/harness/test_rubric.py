@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import tempfile
 import unittest
 
@@ -15,6 +17,7 @@ from stitchcuda_harness.candidate_files import resolve_candidate
 from stitchcuda_harness.errors import HarnessError
 from stitchcuda_harness.rubric import BUILD_CHECKS, CORRECTNESS_CHECKS, GUARD_CHECKS, score
 from stitchcuda_harness.rubric_engineering import measure_engineering
+from stitchcuda_harness.rubric_metrics import TENSOR_PIPE_MIN_PCT, Measured, Profile, parse_ncu_csv
 from stitchcuda_harness.verdict import CHECK_NAMES
 
 HERE = os.path.join(REPO, "tests", "harness")
@@ -151,6 +154,152 @@ class EngineeringTest(unittest.TestCase):
         self.assertTrue(eng["features"]["vectorized_access"]["present"])
         self.assertTrue(eng["features"]["fusion"]["present"])  # five operators in two kernels
         self.assertEqual(eng["kernels"], 2)
+
+
+PROFILES = os.path.join(REPO, "tests", "profiling", "fixtures", "recorded")  # ncu CSVs NcuRunner wrote on an H200
+CHAIN_PROFILE = os.path.join(PROFILES, "ncu_memory_bound.csv")  # honest/elementwise_chain: chain_vec4 alone
+FIVE_OPS = {"operators": 5, "coveredOperators": 5, "timeShare": 1.0, "timeBasis": "bytes"}
+
+
+class MeasuredEngineeringTest(unittest.TestCase):
+    """The engineering dimension with Nsight Compute's metrics of the candidate's kernels (recorded
+    by NcuRunner on an H200, tests/profiling/fixtures/README.md): confirmed, contradicted, absent."""
+    HONEST = os.path.join(HERE, "honest", "elementwise_chain")
+    DEAD = os.path.join(HERE, "rubric", "chain_dead_paths")  # the same launched kernel, plus code that never runs
+
+    def engineering(self, candidate: str, **params) -> dict:
+        return run(TASK, candidate, honest_verdict(), coverage=FIVE_OPS, **params)["rubric"]["cuda_engineering"]
+
+    def test_metrics_confirm_the_fused_kernel_and_credit_its_bandwidth(self) -> None:
+        eng = self.engineering(self.HONEST, profile=CHAIN_PROFILE)
+        f = eng["features"]
+        self.assertEqual(eng["metrics"]["read"], "ncu")
+        self.assertEqual([(k["name"], k["role"]) for k in eng["metrics"]["kernels"]], [("chain_vec4", "own")])
+        # One launch per forward does the five operators: fusion measured, not only read from the source.
+        self.assertEqual((f["fusion"]["present"], f["fusion"]["measured"]), (True, "confirmed"))
+        self.assertIn("ncu: 5 operators in 1 launch of the candidate's kernels per forward", f["fusion"]["evidence"])
+        # Memory-bound at 74.5% of the DRAM peak, moving 0.85x the bytes the task must: no shared
+        # memory, and credit for efficiency instead of it.
+        bw = f["bandwidth_efficiency"]
+        self.assertTrue(bw["present"], bw)
+        self.assertTrue(any("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed = 74.5%" in e for e in bw["evidence"]), bw)
+        self.assertTrue(any("0.85x the 100.7 MB the task must move" in e for e in bw["evidence"]), bw)
+        self.assertFalse(f["shared_memory"]["present"])
+        # What the sections do not count stays as the compiled code says, and says so.
+        self.assertTrue(f["vectorized_access"]["present"])
+        self.assertTrue(f["vectorized_access"]["measured"].startswith("not measured"))
+        self.assertAlmostEqual(eng["score"], 0.15 + 0.2 + 0.3)  # vector loads, fusion, bandwidth
+
+    def test_metrics_contradict_code_that_never_runs(self) -> None:
+        static = self.engineering(self.DEAD)
+        for feature in ("shared_memory", "tiling", "tensor_cores", "vectorized_access"):
+            self.assertTrue(static["features"][feature]["present"], (feature, static["features"][feature]))
+        measured = self.engineering(self.DEAD, profile=CHAIN_PROFILE)
+        f = measured["features"]
+        for feature in ("shared_memory", "tiling", "tensor_cores"):
+            with self.subTest(feature):
+                self.assertFalse(f[feature]["present"], f[feature])
+                self.assertEqual(f[feature]["measured"], "contradicted")
+        self.assertIn("ncu: chain_vec4: launch__shared_mem_per_block_static+dynamic = 0 B", f["shared_memory"]["evidence"])
+        # The FP32 kernel's HMMA-pipe reading is under the noise floor: no tensor-core credit.
+        self.assertTrue(any(e.startswith("ncu: chain_vec4: sm__pipe_tensor") and "idle" in e
+                            for e in f["tensor_cores"]["evidence"]), f["tensor_cores"])
+        # Three kernels in the source, one launched: fusion is measured from the launch.
+        self.assertEqual((f["fusion"]["present"], f["fusion"]["measured"]), (True, "found by measurement"))
+        # Read from the code, the dead paths earn 0.3 over the honest candidate; measured, nothing:
+        # the same score as the honest candidate's, whose launched kernel is the same.
+        self.assertAlmostEqual(static["score"], self.engineering(self.HONEST)["score"] + 0.3)
+        self.assertAlmostEqual(measured["score"], self.engineering(self.HONEST, profile=CHAIN_PROFILE)["score"])
+
+    def test_without_a_profile_the_score_is_the_code_reading(self) -> None:
+        eng = self.engineering(self.HONEST)
+        self.assertEqual(eng["metrics"], {"read": "none (no profile)"})
+        self.assertAlmostEqual(eng["score"], 0.15 + 0.2)  # vector loads and fusion, as before metrics
+        self.assertFalse(eng["features"]["bandwidth_efficiency"]["present"])
+        self.assertEqual(eng["features"]["bandwidth_efficiency"]["evidence"], ["needs Nsight Compute metrics: none (no profile)"])
+        self.assertFalse(any("measured" in f for f in eng["features"].values()))
+        dead = self.engineering(self.DEAD)
+        self.assertAlmostEqual(dead["score"], 0.15 + 0.15 + 0.2 + 0.15)  # shared, tiling, tensor cores, vectors
+
+    def test_a_candidate_folder_keeps_its_profile_as_ncu_csv(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            cand = os.path.join(d, "c1")
+            shutil.copytree(self.HONEST, cand)
+            shutil.copy(CHAIN_PROFILE, os.path.join(cand, "ncu.csv"))
+            eng = self.engineering(cand)
+            self.assertEqual((eng["metrics"]["read"], eng["metrics"]["source"]), ("ncu", "candidate folder"))
+            self.assertTrue(eng["features"]["bandwidth_efficiency"]["present"])
+            with open(os.path.join(cand, "ncu.csv"), "w") as f:
+                f.write("==ERROR== the application returned an error\n")
+            eng = self.engineering(cand)
+            self.assertTrue(eng["metrics"]["read"].startswith("none ("), eng["metrics"])
+            self.assertAlmostEqual(eng["score"], 0.15 + 0.2)
+
+    def test_bandwidth_needs_the_bytes_the_task_must_move(self) -> None:
+        verdict = honest_verdict()
+        verdict["timing"] = {k: v for k, v in verdict["timing"].items() if k != "roofline"}
+        eng = run(TASK, self.HONEST, verdict, coverage=FIVE_OPS, profile=CHAIN_PROFILE)["rubric"]["cuda_engineering"]
+        bw = eng["features"]["bandwidth_efficiency"]
+        self.assertFalse(bw["present"])
+        self.assertTrue(bw["evidence"][-1].startswith("traffic not judged"), bw)
+        # A forward that moves 2x the bytes it must is not efficient at any bandwidth.
+        verdict["timing"]["roofline"] = {"bytes": 85091584 / 2}
+        bw = run(TASK, self.HONEST, verdict, coverage=FIVE_OPS, profile=CHAIN_PROFILE)["rubric"]["cuda_engineering"]["features"]["bandwidth_efficiency"]
+        self.assertFalse(bw["present"])
+        self.assertIn("2.00x", bw["evidence"][-1])
+
+    def test_a_profile_given_that_is_not_ncus_is_an_error(self) -> None:
+        with self.assertRaises(HarnessError):
+            self.engineering(self.HONEST, profile=os.path.join(HERE, "rubric", "matmul_task.py"))
+        with self.assertRaises(HarnessError):
+            self.engineering(self.HONEST, profile=os.path.join(HERE, "no_such_profile.csv"))
+
+
+class NcuProfileReadingTest(unittest.TestCase):
+    """The counters the rubric reads, from the three recorded CSVs, and the judges on their kernels."""
+
+    def kernels(self, name: str) -> list:
+        with open(os.path.join(PROFILES, name)) as f:
+            return parse_ncu_csv(f.read())
+
+    def test_the_recorded_kernels_and_their_counters(self) -> None:
+        (chain,) = self.kernels("ncu_memory_bound.csv")
+        self.assertEqual(chain.base_name, "chain_vec4")
+        self.assertAlmostEqual(chain.duration_us, 23.776)
+        self.assertEqual(chain.dram_pct, ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 74.51))
+        self.assertEqual((chain.shared_bytes, chain.barriers), (0.0, 0.0))
+        self.assertEqual(chain.dram_bytes, 67117056 + 17974528)
+        self.assertLess(chain.tensor_pct[1], TENSOR_PIPE_MIN_PCT)  # 1.2% on an FP32 kernel: the noise floor
+        (gemm,) = self.kernels("ncu_compute_bound.csv")  # cuBLAS's FP32 SGEMM, 4096^3
+        self.assertTrue(gemm.base_name.startswith("sm80_xmma_gemm_f32f32"))
+        self.assertEqual((gemm.shared_bytes, gemm.barriers), (67584.0, 1.0))
+        self.assertEqual(gemm.tensor_pct[1], 0.0)
+        self.assertGreater(gemm.sm_pct[1], gemm.dram_pct[1])
+        names = [k.base_name for k in self.kernels("ncu_small_convnet.csv")]
+        self.assertEqual(names[:4], ["implicit_convolve_sgemm", "elementwise_kernel", "vectorized_elementwise_kernel",
+                                     "max_pool_forward_nchw"])
+        self.assertEqual(names[5], "softmax_warp_forward")
+
+    def test_judges_on_the_library_kernel(self) -> None:
+        # A source that calls cuBLAS: the non-PyTorch kernels are its library calls'. The recorded
+        # FP32 SGEMM allocates shared memory behind a barrier, keeps the tensor pipe idle and is
+        # compute-bound: a tensor-core claim for that call is contradicted, and no bandwidth credit.
+        profile = Profile("ncu_compute_bound.csv", "given", self.kernels("ncu_compute_bound.csv"))
+        m = Measured(profile, "cublasSgemm(handle, ...);", library_calls=1)
+        self.assertEqual((len(m.own), len(m.library)), (0, 1))
+        state, evidence = m.tensor_cores(["source: cublasSgemm"], re.compile(r"cublas"))
+        self.assertEqual(state, "contradicted", evidence)
+        self.assertFalse(m.bandwidth(4096 * 4096 * 4 * 3)[0])
+        # Its shared memory and barrier are cuBLAS's, not the candidate's: nothing of its own ran.
+        self.assertEqual(m.shared_memory()[0], "contradicted")
+        # Named as the candidate's own kernel, the same counters confirm shared memory and tiling.
+        own = Measured(profile, f"__global__ void {profile.kernels[0].base_name}(float* c) {{}}", library_calls=0)
+        self.assertEqual((own.shared_memory()[0], own.tiling()[0]), ("confirmed", "confirmed"))
+        self.assertIn("ncu: sm80_xmma_gemm", own.tiling()[1][0])
+        # PyTorch's kernels are never a candidate's library calls.
+        convnet = Measured(Profile("ncu_small_convnet.csv", "given", self.kernels("ncu_small_convnet.csv")), "", 1)
+        self.assertEqual([convnet.role[k.id] for k in convnet.profile.kernels],
+                         ["library", "pytorch", "pytorch", "pytorch", "library", "library"])
 
 
 class CoverageTest(unittest.TestCase):
