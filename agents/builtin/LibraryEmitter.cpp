@@ -1272,7 +1272,7 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       o << "static sc_gemm " << name << "_gemm;\n"
         << "static const sc_gemm_shape " << name << "_gemm_shape = {" << c.inShape[0] << ", " << cout << ", " << pixels
         << ", " << cin << ", " << cin << ", 1, 0, " << pixels << ", 1, " << cin * pixels << ", " << floatLiteral(1.0)
-        << ", 0, 0, CUBLAS_COMPUTE_32F};\n";
+        << ", 0, CUBLASLT_EPILOGUE_DEFAULT, CUBLAS_COMPUTE_32F};\n";
       directLauncher("  const int st = sc_gemm_launch(&" + name + "_gemm, &" + name + "_gemm_shape, w, x, nullptr, y, " +
                      "stream);\n  return st ? st : sc_conv_epilogue(s, y, e, stream);\n",
                      "_pointwise");
