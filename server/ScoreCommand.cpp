@@ -64,7 +64,8 @@ void printScore(const json& r) {
                                         : "")
               << "\n";
   const json& eng = rubric["cuda_engineering"];
-  std::cout << "  cuda engineering " << number(eng["score"]) << " (read " << eng["compiled"].value("read", "?") << "):";
+  std::cout << "  cuda engineering " << number(eng["score"]) << " (read " << eng["compiled"].value("read", "?")
+            << ", metrics " << eng.value("metrics", json::object()).value("read", "none") << "):";
   for (const auto& [name, f] : eng["features"].items())
     if (f.value("present", false)) std::cout << " " << name << " [" << joined(f.value("evidence", json::array())) << "]";
   std::cout << "\n  operator coverage " << number(rubric["operator_coverage"]["score"]) << ": "
@@ -253,7 +254,9 @@ CLI::App* addScoreCommand(CLI::App& app, ScoreArgs& a) {
       {"--previous", "previous", "CAND", "the candidate this one refines (with --feedback)"},
       {"--feedback", "feedback", "FEEDBACK.json", "the feedback the refinement was given"},
       {"--previous-verdict", "previousVerdict", "VERDICT.json", "the previous candidate's verdict"},
-      {"--plan", "plan", "PLAN.json", "the plan the candidate follows (operator coverage from it)"}};
+      {"--plan", "plan", "PLAN.json", "the plan the candidate follows (operator coverage from it)"},
+      {"--profile", "profile", "NCU.csv",
+       "Nsight Compute's CSV of the candidate's kernels, as the optimize loop runs ncu (else its folder's ncu.csv)"}};
   for (const auto& [name, key, value, help] : kFields)
     cmd->add_option(name)->description(help)->type_name(value)->group("One candidate")->each(
         [&a, key = key](const std::string& text) { a.request[key] = text; });
@@ -298,7 +301,8 @@ CLI::App* addScoreCommand(CLI::App& app, ScoreArgs& a) {
   cmd->footer(
       "The rule reward (compiled, correct, speedup), anti-hacking, CUDA engineering, operator coverage and skill\n"
       "compliance, each with its evidence, and the combined reward; from a recorded verdict or the verifier run now.\n"
-      "one candidate: stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json] [--json] ...\n"
+      "one candidate: stitchcuda score --reference TASK.py --candidate CAND [--verdict VERDICT.json]\n"
+      "               [--profile NCU.csv] [--json] ...\n"
       "many:          stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--table FILE.md]\n"
       "               stitchcuda score --jobs JOBS_DIR --out SCORES.jsonl ...\n"
       "exit: 0 scored (every row, in a batch), 1 some batch row failed, 2 usage or harness error");

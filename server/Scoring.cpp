@@ -67,6 +67,9 @@ ScoreInputs scoreInputsFrom(const json& j) {
   in.reference = *text("reference", true);
   in.candidate = *text("candidate", true);
   in.previous = text("previous", false);
+  in.profile = text("profile", false);
+  if (in.profile && !std::filesystem::is_regular_file(*in.profile))
+    throw std::invalid_argument("profile: cannot read " + *in.profile);
   for (auto [field, target] : {std::pair{"verdict", &in.verdict}, {"previousVerdict", &in.previousVerdict},
                                {"feedback", &in.feedback}})
     if (j.contains(field) && !j[field].is_null()) *target = objectOrFile(j[field], field);
@@ -119,6 +122,7 @@ ScoreResult scoreCandidate(agents::Worker& worker, ScoreInputs in, const std::fi
       coverageSource = "none: capturing the reference's graph failed: " + graph.error->message;
     }
   }
+  if (in.profile) params["profile"] = absolute(*in.profile);
   if (in.previous) params["previous"] = absolute(*in.previous);
   if (in.previousVerdict) params["previousVerdict"] = *in.previousVerdict;
   if (in.feedback) params["feedback"] = *in.feedback;

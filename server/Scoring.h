@@ -23,6 +23,7 @@ struct ScoreInputs {
   std::optional<protocol::json> previousVerdict;
   std::optional<protocol::json> feedback;     // stitchcuda.feedback/1 the refinement was given
   std::optional<protocol::PlanCoverage> coverage;  // the plan's; absent: counted from the graph
+  std::optional<std::string> profile;         // Nsight Compute's CSV of its kernels; absent: its folder's ncu.csv, if any
   protocol::json weights = protocol::json::object();
   protocol::json verifyParams = protocol::json::object();  // allowPrecision, precision, atol, ...
 };
@@ -32,9 +33,9 @@ struct ScoreInputs {
 std::optional<protocol::PlanCoverage> coverageFrom(const protocol::json& plan);
 
 // Fills `inputs` from a JSON object (a batch row, the protocol's params): reference, candidate,
-// verdict, previous, previousVerdict, feedback, coverage or plan, weights, allowPrecision,
-// precision. Objects may be given inline or as file paths. Throws std::invalid_argument naming
-// the field.
+// verdict, previous, previousVerdict, feedback, coverage or plan, profile (a file path), weights,
+// allowPrecision, precision. Objects may be given inline or as file paths. Throws
+// std::invalid_argument naming the field.
 ScoreInputs scoreInputsFrom(const protocol::json& j);
 
 using ScoreResult = protocol::Result<protocol::json, agents::WorkerError>;

@@ -91,6 +91,33 @@ TEST(ScoreCli, AnHonestCandidateEarnsItsSpeedAndTheGraphsCoverage) {
   EXPECT_NE(text.out.find("anti-hacking 1: 16 guards passed"), std::string::npos) << text.out;
 }
 
+TEST(ScoreCli, AProfileGivesTheEngineeringMeasuredEvidence) {
+  // The honest chain's kernel as Nsight Compute measured it on an H200 (NcuRunner's CSV).
+  const auto work = workDir("profile");
+  const auto verdict = writeJson(work / "verdict.json", honestVerdict());
+  const std::string base = "--reference examples/elementwise_chain.py --candidate tests/harness/honest/elementwise_chain"
+                           " --verdict " + verdict.string();
+  auto r = score(work, base + " --profile tests/profiling/fixtures/recorded/ncu_memory_bound.csv --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json eng = json::parse(r.out)["rubric"]["cuda_engineering"];
+  EXPECT_EQ(eng["metrics"]["read"], "ncu");
+  EXPECT_EQ(eng["metrics"]["kernels"][0]["name"], "chain_vec4");
+  EXPECT_TRUE(eng["features"]["bandwidth_efficiency"]["present"].get<bool>()) << eng.dump();
+  EXPECT_EQ(eng["features"]["fusion"]["measured"], "confirmed") << eng.dump();
+
+  auto text = score(work, base + " --profile=tests/profiling/fixtures/recorded/ncu_memory_bound.csv");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find(", metrics ncu):"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("bandwidth_efficiency ["), std::string::npos) << text.out;
+  auto none = score(work, base);
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_NE(none.out.find(", metrics none (no profile)):"), std::string::npos) << none.out;
+
+  auto missing = score(work, base + " --profile " + (work / "no_such.csv").string());
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("profile: cannot read"), std::string::npos) << missing.err;
+}
+
 TEST(ScoreCli, OperatorsAVerdictReportsLeftInPyTorchAreNotCovered) {
   const auto work = workDir("partial");
   json v = honestVerdict();
