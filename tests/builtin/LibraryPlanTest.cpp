@@ -356,7 +356,7 @@ TEST(LibraryCoder, EachLibraryCallRunsInEagersPrecision) {
   const std::string pointwise = planOf("66_conv2d_pointwise", eager).kernels[0].technique;
   EXPECT_NE(pointwise.find("(cuDNN's fastest (default or tensor-op math) or a cuBLASLt GEMM per image over its pixels in fp32)"), std::string::npos) << pointwise;
   auto pw = fixtureCandidate("66_conv2d_pointwise", eager);
-  EXPECT_NE(pw.value().cuda.find(", 0, 0, CUBLAS_COMPUTE_32F};"), std::string::npos);
+  EXPECT_NE(pw.value().cuda.find(", 0, CUBLASLT_EPILOGUE_DEFAULT, CUBLAS_COMPUTE_32F};"), std::string::npos);
 
   // The same flags off, as eager's: exact fp32 and why.
   PlannerOptions off;
