@@ -21,7 +21,7 @@ OPTIONS = {
                 + JOB + SHARED,
     "verify": ("--reference", "--candidate", "--json", "--atol", "--rtol", "--trials", "--allow-precision",
                "--precision", "--no-timing", "--kernelbench", "--seed") + SHARED,
-    "score": ("--reference", "--candidate", "--verdict", "--previous", "--feedback", "--previous-verdict", "--plan",
+    "score": ("--reference", "--candidate", "--verdict", "--previous", "--feedback", "--previous-verdict", "--plan", "--profile",
               "--allow-precision", "--precision", "--json", "--batch", "--jobs", "--out", "--table", "--gpus", "--weight",
               "--judge", "--judge-model", "--judge-base-url") + SHARED,
     "bench": ("DIR", "--out", "--timeout", "--no-gpu", "--gpus", "--resume", "--deadline", "--every", "--slice", "--jobs",
