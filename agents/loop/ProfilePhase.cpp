@@ -139,6 +139,9 @@ std::optional<std::vector<prof::KernelMetrics>> ProfilePhase::ncuMetrics(const P
     if (run.error().code == "tool_missing" || run.error().code == "counters_permission") ncuReady_ = false;
     return std::nullopt;
   }
+  // Kept beside the candidate's verdict: `stitchcuda score` reads its kernels' measured engineering
+  // from it (protocol/SCORE.md); a candidate without one is scored from its code alone.
+  std::ofstream(s.dir / "ncu.csv") << run.value().csv;
   return std::move(run).value().kernels;
 }
 

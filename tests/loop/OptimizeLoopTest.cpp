@@ -363,6 +363,11 @@ TEST_F(OptimizeLoopTest, FeedbackOfEachRoundReachesTheBrain) {
   EXPECT_TRUE(memoryPct);
   EXPECT_EQ(logsContaining("c2 feedback [optimize/memory_bound_at_ceiling]"), 1);
   EXPECT_EQ(logsContaining("c1 feedback [fix/output_mismatch]"), 1);
+  // ncu's CSV stays beside c2's verdict for `stitchcuda score`; c1 failed and was never profiled.
+  std::ifstream csv(root / "jobs/j/candidates/c2/ncu.csv");
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("chain_vec4"), std::string::npos) << text.substr(0, 400);  // the kernel ncu measured
+  EXPECT_FALSE(fs::exists(root / "jobs/j/candidates/c1/ncu.csv"));
 }
 
 TEST_F(OptimizeLoopTest, MissingNcuIsSaidOnceAndTimingCarriesTheJob) {
