@@ -61,16 +61,19 @@ class VerifyCpuTest(unittest.TestCase):
         self.assertEqual(passed, [True] * 5 + [False])
         self.assertEqual(v["trials"][-1]["distribution"], "randn")
 
+    def source_file(self, text: str) -> str:
+        """A temporary .py holding `text`, removed after the test."""
+        fd, path = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        self.addCleanup(os.unlink, path)
+        return path
+
     def test_degenerate_reference_is_flagged(self) -> None:
-        fd, task = tempfile.mkstemp(suffix=".py")
-        with os.fdopen(fd, "w") as f:
-            f.write("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 0\n"
-                    "def get_inputs():\n    return [torch.randn(8)]\n")
-        self.addCleanup(os.unlink, task)
-        fd, cand = tempfile.mkstemp(suffix=".py")
-        with os.fdopen(fd, "w") as f:
-            f.write("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.zeros_like(x)\n")
-        self.addCleanup(os.unlink, cand)
+        task = self.source_file("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 0\n"
+                                "def get_inputs():\n    return [torch.randn(8)]\n")
+        cand = self.source_file("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+                                "        return torch.zeros_like(x)\n")
         v = run(task, cand)
         self.assertIn("degenerate_reference", [f["name"] for f in v["flags"]])
         # The reference is exactly constant itself: a constant candidate hides nothing.
@@ -78,12 +81,9 @@ class VerifyCpuTest(unittest.TestCase):
 
     def test_a_constant_where_the_tolerance_cannot_tell_is_caught(self) -> None:
         # Outputs within atol of zero that still vary: zeros pass the tolerance, and are hard-coded.
-        fd, task = tempfile.mkstemp(suffix=".py")
-        with os.fdopen(fd, "w") as f:
-            f.write("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n"
-                    "        return torch.sigmoid(x * y) * 1e-6\n"
-                    "def get_inputs():\n    return [torch.randn(64, 128), torch.randn(64, 128)]\n")
-        self.addCleanup(os.unlink, task)
+        task = self.source_file("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n"
+                                "        return torch.sigmoid(x * y) * 1e-6\n"
+                                "def get_inputs():\n    return [torch.randn(64, 128), torch.randn(64, 128)]\n")
         v = run(task, os.path.join(HERE, "adversarial", "constant_output.py"))
         self.assertFalse(v["passed"])
         self.assertEqual(v["failed_checks"], ["constant_output"])
