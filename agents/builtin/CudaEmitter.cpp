@@ -182,27 +182,45 @@ private:
   bool floatInput(int i) const { return k_.inputs[i].dtype == "float32"; }
   bool floatOutput(std::size_t i) const { return k_.outputs[i].dtype == "float32"; }
 
+  // `fn(lin)`: the element offset of row-major index `lin` over `shape` in a tensor with `strides`
+  // (one per dim of `shape`) and `offset`.
+  void offsetFunction(std::ostream& o, const std::string& fn, const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& strides, int64_t offset) const {
+    o << "__device__ __forceinline__ int64_t " << fn << "(int64_t lin) {\n"
+      << "  int64_t off = " << i64(offset) << ";\n  int64_t rest = lin;\n";
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      const int64_t size = shape[d], stride = strides[d];
+      if (d == 0) {
+        if (stride != 0) o << "  off += rest * " << i64(stride) << ";\n";
+      } else {
+        if (stride != 0 && size != 1) o << "  off += (rest % " << i64(size) << ") * " << i64(stride) << ";\n";
+        if (size != 1) o << "  rest /= " << i64(size) << ";\n";
+      }
+    }
+    o << "  return off;\n}\n";
+  }
+
   void offsets(std::ostream& o) {
     for (std::size_t i = 0; i < k_.inputs.size(); ++i) {
       const KernelInput& input = k_.inputs[i];
       if (input.window) continue;
-      o << "__device__ __forceinline__ int64_t " << name_ << "_off" << i << "(int64_t lin) {\n";
-      if (input.linear) {
-        o << "  return lin;\n}\n";
-        continue;
-      }
-      o << "  int64_t off = " << i64(input.offset) << ";\n  int64_t rest = lin;\n";
-      for (std::size_t d = k_.shape.size(); d-- > 0;) {
-        const int64_t size = k_.shape[d], stride = input.strides[d];
-        if (d == 0) {
-          if (stride != 0) o << "  off += rest * " << i64(stride) << ";\n";
-        } else {
-          if (stride != 0 && size != 1) o << "  off += (rest % " << i64(size) << ") * " << i64(stride) << ";\n";
-          if (size != 1) o << "  rest /= " << i64(size) << ";\n";
-        }
-      }
-      o << "  return off;\n}\n";
+      if (input.linear)
+        o << "__device__ __forceinline__ int64_t " << name_ << "_off" << i << "(int64_t lin) {\n  return lin;\n}\n";
+      else
+        offsetFunction(o, name_ + "_off" + std::to_string(i), k_.shape, input.strides, input.offset);
     }
+    for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KernelOutput& out = k_.outputs[i];
+      if (out.strided()) offsetFunction(o, outOffset(i), out.shape, out.strides, out.offset);
+    }
+  }
+
+  // Output i's offset function: from its own row-major index to its place in the tensor written.
+  std::string outOffset(std::size_t i) const { return name_ + "_ooff" + std::to_string(i); }
+
+  // Output i's element at its row-major index `index`, as an lvalue.
+  std::string outAt(std::size_t i, const std::string& index) const {
+    return outName(i) + "[" + (k_.outputs[i].strided() ? outOffset(i) + "(" + index + ")" : index) + "]";
   }
 
   // The window inputs a pooling value reads: the pooled tensor, or its prologue's inputs.
@@ -350,7 +368,8 @@ private:
     if (!seen.insert(id).second) return;
     const KernelValue& v = k_.values[id];
     if (v.op == ValueOp::Input) inputs.insert(v.input);
-    if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex || v.op == ValueOp::Scan) return;
+    // A concatenation loads only its chosen piece, itself (concat below): none is preloaded.
+    if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex || v.op == ValueOp::Scan || v.op == ValueOp::Concat) return;
     for (int a : v.args) collectInputs(a, inputs, seen);
   }
 
@@ -370,8 +389,10 @@ private:
         break;
       case ValueOp::Input:
         if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";
-        else expr = in(v.input) + "[" + name_ + "_off" + std::to_string(v.input) + "(lin)]";
-        if (k_.inputs[v.input].dtype == "bool") expr = "(float)" + expr;  // int64 stays exact (v.integer)
+        else expr = load(v.input);
+        break;
+      case ValueOp::Concat:
+        expr = concat(id, o, indent);
         break;
       default: {
         std::vector<std::string> args;
@@ -385,6 +406,26 @@ private:
     return var;
   }
 
+  // Input i at the element `lin`, as float (bool as 0/1) or, for int64, exact (KernelValue::integer).
+  std::string load(int i) const {
+    const std::string e = in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin)]";
+    return k_.inputs[i].dtype == "bool" ? "(float)" + e : e;
+  }
+
+  // The concatenation's element at `lin`: its coordinate along the concatenated dim picks the
+  // piece, and the conditional operator evaluates that piece's load alone.
+  std::string concat(int id, std::ostream& o, const std::string& indent) const {
+    const KernelValue& v = k_.values[id];
+    int64_t inner = 1;
+    for (std::size_t d = v.concatDim + 1; d < k_.shape.size(); ++d) inner *= k_.shape[d];
+    const std::string c = "cat" + std::to_string(id);  // the coordinate along the concatenated dim
+    o << indent << "const int64_t " << c << " = (lin / " << i64(inner) << ") % " << i64(k_.shape[v.concatDim]) << ";\n";
+    std::string expr = load(k_.values[v.args.back()].input);
+    for (std::size_t p = v.args.size() - 1; p-- > 0;)
+      expr = "(" + c + " < " + i64(v.concatEnds[p]) + " ? " + load(k_.values[v.args[p]].input) + " : " + expr + ")";
+    return expr;
+  }
+
   // Loads the linear float inputs `ids` for VEC lanes at `base` (16-byte loads when VEC is 4).
   void loadLanes(std::ostream& o, const std::set<int>& ids, const std::string& indent) {
     for (int i : ids) {
@@ -396,15 +437,19 @@ private:
     }
   }
 
+  // A strided output's four lanes go to consecutive elements only where vectorStores() says so;
+  // otherwise each lane is stored at its own offset.
   void storeLanes(std::ostream& o, std::size_t outIndex, const std::string& indent) {
     const std::string a = "O" + std::to_string(outIndex);
-    if (floatOutput(outIndex))
-      o << indent << "if constexpr (VEC == 4) *reinterpret_cast<float4*>(" << outName(outIndex)
-        << " + base) = make_float4(" << a << "[0], " << a << "[1], " << a << "[2], " << a << "[3]);\n"
+    const KernelOutput& out = k_.outputs[outIndex];
+    if (out.vectorStores())
+      o << indent << "if constexpr (VEC == 4) *reinterpret_cast<float4*>(" << outName(outIndex) << " + "
+        << (out.strided() ? outOffset(outIndex) + "(base)" : std::string("base")) << ") = make_float4(" << a << "[0], "
+        << a << "[1], " << a << "[2], " << a << "[3]);\n"
         << indent << "else ";
     else
       o << indent;
-    o << "{ for (int l = 0; l < VEC; ++l) " << outName(outIndex) << "[base + l] = " << a << "[l]; }\n";
+    o << "{ for (int l = 0; l < VEC; ++l) " << outAt(outIndex, "base + l") << " = " << a << "[l]; }\n";
   }
 
   // The body over VEC lanes at `base`: preload, compute, then `sink` for each lane.
@@ -455,7 +500,7 @@ private:
     for (std::size_t i = 0; i < k_.outputs.size(); ++i)
       if (!k_.outputs[i].perRow) {
         const std::string v = value(k_.outputs[i].value, s, o, indent);
-        o << indent << outName(i) << "[lin] = " << stored(k_.outputs[i].dtype, v) << ";\n";
+        o << indent << outAt(i, "lin") << " = " << stored(k_.outputs[i].dtype, v) << ";\n";
       }
   }
 
@@ -527,8 +572,8 @@ private:
     for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
       if (!k_.outputs[i].perRow) continue;
       std::string v = value(k_.outputs[i].value, row, o, indent);
-      o << indent << (guard.empty() ? "" : "if (" + guard + ") ") << outName(i) << "[" << rowIndex
-        << "] = " << stored(k_.outputs[i].dtype, v) << ";\n";
+      o << indent << (guard.empty() ? "" : "if (" + guard + ") ") << outAt(i, rowIndex) << " = "
+        << stored(k_.outputs[i].dtype, v) << ";\n";
     }
   }
 
@@ -928,7 +973,8 @@ private:
       o << "  " << type << "* " << outName(i) << " = (" << type << "*)t[" << slots_.at(k_.outputs[i].tensorId)
         << "].data;\n";
       args += outName(i) + ", ";
-      if (!k_.outputs[i].perRow && floatOutput(i)) aligned += " && ((uintptr_t)" + outName(i) + " % 16 == 0)";
+      if (!k_.outputs[i].perRow && k_.outputs[i].vectorStores())
+        aligned += " && ((uintptr_t)" + outName(i) + " % 16 == 0)";
     }
     args = args.substr(0, args.size() - 2);
     int block = variant_.block;

@@ -20,6 +20,19 @@ int64_t FusedKernel::inner() const {
   return reduceBegin >= 0 ? product(shape, reduceEnd, static_cast<int>(shape.size())) : 1;
 }
 
+bool KernelOutput::vectorStores() const {
+  if (dtype != "float32") return false;
+  if (!strided()) return true;
+  if (offset % 4 != 0) return false;
+  int last = -1;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d)
+    if (shape[d] != 1) last = d;
+  if (last < 0 || strides[last] != 1 || shape[last] % 4 != 0) return false;
+  for (int d = 0; d < last; ++d)
+    if (shape[d] != 1 && strides[d] % 4 != 0) return false;
+  return true;
+}
+
 bool FusedKernel::variesOverReduced(int value) const {
   if (reduceBegin < 0) return true;
   for (int d : values[value].dimMap)

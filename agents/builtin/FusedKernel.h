@@ -14,8 +14,9 @@ namespace stitch::agents::builtin {
 
 // ArgIndex: the int64 index (within the reduced range, row-major) that an ArgMax/ArgMin reduction
 // chose; Pool: a max/avg window over a strided input; Scan: an inclusive scan along the kernel's
-// scanned dim.
-enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan };
+// scanned dim; Concat: a concatenation of external tensors, the element of the one piece whose
+// range along the concatenated dim holds the element's coordinate.
+enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat };
 enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
 
 // A pooling window over the trailing `kernel.size()` dims of a window input (its own strides,
@@ -50,6 +51,12 @@ struct KernelValue {
   std::vector<int> dimMap;      // for each of the value's own dims: the iteration dim, or -1 (size 1)
   bool integer = false;         // an int64 value (an ArgIndex or a view of one)
   PoolSpec pool;                // Pool: the window; `input` is the window input
+  // Concat: `args` are Input values, one per piece, each read with its offset shifted back by the
+  // piece's start, so that it is indexed by the concatenation's own coordinates; piece i holds
+  // coordinates [ends[i-1], ends[i]) along iteration dim `concatDim`. Only the chosen piece is
+  // loaded: another piece's load at that coordinate would fall outside it.
+  int concatDim = -1;
+  std::vector<int64_t> concatEnds;
 };
 
 struct KernelInput {
@@ -61,12 +68,22 @@ struct KernelInput {
   bool window = false;           // read by a Pool value through its own strides, not per element
 };
 
+// A tensor the kernel writes, element (or row) i of `shape` in row-major order at `tensorId`'s
+// data + offset + Σ coordinate·stride. Contiguous (no strides) unless the tensor is a piece of a
+// concatenation: its producer then writes it straight into its slice of the concatenation's
+// result, `tensorId` being that result.
 struct KernelOutput {
   std::string tensorId;
   int value = -1;
   bool perRow = false;  // written once per reduced row rather than once per element
   std::vector<int64_t> shape;
   std::string dtype = "float32";  // float32, int64 (indices) or bool
+  std::vector<int64_t> strides;   // per dim of `shape`, in elements; empty: contiguous
+  int64_t offset = 0;             // elements from the tensor's data pointer
+  bool strided() const { return !strides.empty(); }
+  // 16-byte stores stay whole: four consecutive elements (from an index that is a multiple of 4)
+  // are consecutive and 16-byte aligned in the tensor, given an aligned data pointer.
+  bool vectorStores() const;
 };
 
 struct FusedKernel {

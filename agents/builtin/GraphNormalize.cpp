@@ -33,6 +33,7 @@ public:
       const std::string base = baseName(n.value("op", ""));
       if (trainingBatchNorm(n, base, nodes) || counterIncrement(n, base, nodes)) continue;
       if (base == "_unsafe_view") markView(n);
+      listOfViews(n, base);
       if (base == "slice") wholeSliceAsView(n);
       if ((base == "addmm" || base == "baddbmm") && splitAddmm(n, base, nodes)) continue;
       if (base == "convolution" && splitConvBias(n, nodes)) continue;
@@ -61,13 +62,16 @@ private:
     const json& all = g_["nodes"];
     for (std::size_t i = 0; i < all.size(); ++i)
       for (const json& a : all[i]["inputs"]) {
-        if (a.contains("tensor") && a["tensor"].is_string()) lastReader_[a["tensor"]] = i;
+        if (a.contains("tensor") && a["tensor"].is_string()) lastReader_[a["tensor"]] = i, ++readers_[a["tensor"]];
         if (a.contains("tensors"))
           for (const json& t : a["tensors"])
-            if (t.is_string()) lastReader_[t] = i;
+            if (t.is_string()) lastReader_[t] = i, ++readers_[t];
       }
     for (const json& t : g_["tensors"])
       if (t.contains("view_of") && t["view_of"].is_string()) ++aliases_[t["view_of"]];
+    for (const json& n : all)  // their results become views of `self` (listOfViews)
+      if (listOfViewsOp(baseName(n.value("op", ""))) && !argTensor(n, "self").empty())
+        aliases_[argTensor(n, "self")] += static_cast<int>(n["outputs"].size());
     for (const json& o : g_["outputs"]) returned_.insert(o.get<std::string>());
   }
 
@@ -75,13 +79,15 @@ private:
   // reads afterwards under its old name, and that no other tensor aliases, computes what the
   // functional form does: it becomes that form, and its result a tensor of its own. A write into
   // a parameter, a buffer (BatchNorm's `num_batches_tracked += 1`), an input or a view stays
-  // in-place: that write-back is observable.
+  // in-place: that write-back is observable. A piece of a split is such a view, but one no other
+  // piece overlaps: a write into it is seen through its base alone (ATen's LSTM and GRU cells
+  // apply sigmoid_ and add_ to their gates' chunks, whose base nothing else reads).
   void functionalize(json& n, std::size_t at) {
     const json* self = input(n, "self");
     if (!self || !self->contains("tensor") || n["outputs"].size() != 1) return;
     const std::string target = (*self)["tensor"];
     const json& info = byId_[target];
-    const bool view = info.contains("view_of") && info["view_of"].is_string();
+    const bool view = info.contains("view_of") && info["view_of"].is_string() && !pieceOfUnreadBase(target);
     if (info.value("role", "") != "intermediate" || view || returned_.count(target) || aliases_[target] > 1) return;
     if (auto it = lastReader_.find(target); it != lastReader_.end() && it->second > at) return;
     const std::string op = n.value("op", "");
@@ -149,6 +155,37 @@ private:
     const std::string out = n["outputs"][0];
     for (json& t : g_["tensors"])
       if (t.value("id", "") == out) t["view_of"] = (*self)["tensor"];
+  }
+
+  // split, chunk and unbind return a list of views of `self`, which the capture records without a
+  // base (the schema's alias sits on the list, not on each tensor); the unsafe_ forms are the same
+  // views with no alias in their schema at all, recorded as compute. Each result becomes a view of
+  // `self`, so its readers find the storage it is part of and read it through its own strides and
+  // offset.
+  static bool listOfViewsOp(const std::string& base) {
+    static const std::set<std::string> ops{"split", "split_with_sizes", "chunk", "unbind", "tensor_split",
+                                           "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk"};
+    return ops.count(base) > 0;
+  }
+
+  void listOfViews(json& n, const std::string& base) {
+    const std::string self = argTensor(n, "self");
+    if (!listOfViewsOp(base) || self.empty()) return;
+    n["kind"] = "view";
+    for (const json& o : n["outputs"]) {
+      auto it = captured_.find(o.get<std::string>());
+      if (it == captured_.end()) continue;
+      g_["tensors"][it->second]["view_of"] = self;
+      byId_[it->first]["view_of"] = self;
+      pieceBase_[it->first] = self;
+    }
+  }
+
+  // A piece of a split whose base only the split reads and the forward does not return.
+  bool pieceOfUnreadBase(const std::string& id) const {
+    auto it = pieceBase_.find(id);
+    return it != pieceBase_.end() && readers_.count(it->second) && readers_.at(it->second) == 1 &&
+           !returned_.count(it->second);
   }
 
   // x[:, :, None] slices every dim whole: the same tensor, which a reshape says more plainly.
@@ -416,6 +453,8 @@ private:
   json g_;
   std::map<std::string, json> byId_;
   std::map<std::string, std::size_t> lastReader_;
+  std::map<std::string, int> readers_;              // arguments that name each tensor
+  std::map<std::string, std::string> pieceBase_;    // a split's piece → the tensor it splits
   std::map<std::string, int> aliases_;
   std::set<std::string> returned_;
   std::map<std::string, json> added_;             // tensors made here, by id

@@ -3,6 +3,7 @@
 // [B, D] activation meet in one kernel at the right coordinates.
 #include "agents/builtin/KernelBuilder.h"
 
+#include "agents/builtin/Concatenation.h"
 #include "agents/builtin/NodeArgs.h"
 
 #include <algorithm>
@@ -50,12 +51,31 @@ const std::set<std::string>& compositeOps() {
   return ops;
 }
 
-// Layout without data movement. Transposes and permutes of a tensor a kernel reads from outside
-// are read through their strides; of a value the open kernel computes, they close it (the value is
-// written) and the next kernel reads the written buffer through the transposed strides.
+// Layout without data movement. Transposes, permutes, slices, selects and splits of a tensor a
+// kernel reads from outside are read through their strides and offset; of a value the open kernel
+// computes, they close it (the value is written) and the next kernel reads the written buffer
+// through the view's strides. (split, chunk and unbind return a list of such views; GraphNormalize
+// makes each a view of `self`.)
 const std::set<std::string>& viewOps() {
-  static const std::set<std::string> ops{"view", "_unsafe_view", "reshape", "unsqueeze", "squeeze", "expand",
-                                         "flatten", "_reshape_alias", "transpose", "permute", "t"};
+  static const std::set<std::string> ops{"view",   "_unsafe_view", "reshape", "unsqueeze", "squeeze",
+                                         "expand", "flatten",      "_reshape_alias", "transpose", "permute",
+                                         "t",      "slice",        "select",  "narrow",    "split",
+                                         "split_with_sizes", "chunk", "unbind", "tensor_split", "unsafe_split",
+                                         "unsafe_split_with_sizes", "unsafe_chunk"};
+  return ops;
+}
+
+// Views that may take a sub-range of their source: with the source's sizes (size-1 dims aside)
+// they are all of it, in order, and otherwise a part the open kernel cannot iterate over.
+bool takesPart(const std::string& base) {
+  return base == "slice" || base == "select" || base == "narrow" || base.find("split") != std::string::npos ||
+         base.find("chunk") != std::string::npos || base == "unbind";
+}
+
+// Tensors of one value, which read nothing but their size: zeros_like, full_like, ...
+const std::set<std::string>& fillOps() {
+  static const std::set<std::string> ops{"zeros_like", "ones_like", "full_like", "zeros", "ones", "full",
+                                         "new_zeros", "new_ones", "new_full"};
   return ops;
 }
 
@@ -85,8 +105,9 @@ OpClass classifyOp(const std::string& op) {
   const std::string b = baseName(op);
   if (b == "copy_") return OpClass::Elementwise;  // only as a write-back (writeBackTarget)
   if (viewOps().count(b)) return OpClass::View;
+  if (isConcatenation(op)) return OpClass::Concatenation;
   if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty") return OpClass::Allocation;
-  if (unaryOps().count(b) || binaryOps().count(b)) return OpClass::Elementwise;
+  if (unaryOps().count(b) || binaryOps().count(b) || fillOps().count(b)) return OpClass::Elementwise;
   if (reductionOps().count(b) || compositeOps().count(b)) return OpClass::Reduction;
   return OpClass::Unsupported;
 }
@@ -187,29 +208,36 @@ Outcome<bool> KernelBuilder::addPoolOverKernel(const Node& node) {
 Outcome<FusedKernel> KernelBuilder::finish(const std::vector<std::string>& outputs) const {
   FusedKernel k = kernel_;
   for (const auto& id : outputs) {
-    auto it = tensors_.find(id);
-    const TensorInfo* t = graph_->tensor(id);
-    if (it == tensors_.end() || !t) return Failure{"tensor " + id + " is not produced by this kernel"};
-    if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
-    const KernelValue& v = k.values[it->second.value];
-    if (t->dtype != "float32" && t->dtype != "bool" && !(t->dtype == "int64" && v.integer))
-      return Failure{"output " + id + " is " + t->dtype + "; the generated kernels write float32, bool and indices"};
-    // The value's mapped dims, in order, must be the iteration dims it spans, in order: then its
-    // contiguous buffer is indexed by the element (or row) index directly.
-    std::vector<int> mapped;
-    for (int d : v.dimMap)
-      if (d >= 0) mapped.push_back(d);
-    bool perRow = k.reduces() && !k.variesOverReduced(it->second.value);
-    if (k.scans() && !k.variesOverReduced(it->second.value))
-      return Failure{"output " + id + " does not vary along the scanned dim; a scan kernel writes whole tensors"};
-    std::vector<int> expected;
-    for (int d = 0; d < static_cast<int>(k.shape.size()); ++d)
-      if (k.shape[d] != 1 && !(perRow && d >= k.reduceBegin && d < k.reduceEnd)) expected.push_back(d);
-    if (mapped != expected)
-      return Failure{"output " + id + " is broadcast or transposed relative to the kernel's iteration space"};
-    k.outputs.push_back({id, it->second.value, perRow, t->shape, t->dtype});
+    auto out = output(id);
+    if (!out) return out.error();
+    k.outputs.push_back(std::move(out).value());
   }
   return k;
+}
+
+Outcome<KernelOutput> KernelBuilder::output(const std::string& id) const {
+  const FusedKernel& k = kernel_;
+  auto it = tensors_.find(id);
+  const TensorInfo* t = graph_->tensor(id);
+  if (it == tensors_.end() || !t) return Failure{"tensor " + id + " is not produced by this kernel"};
+  if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
+  const KernelValue& v = k.values[it->second.value];
+  if (t->dtype != "float32" && t->dtype != "bool" && !(t->dtype == "int64" && v.integer))
+    return Failure{"output " + id + " is " + t->dtype + "; the generated kernels write float32, bool and indices"};
+  // The value's mapped dims, in order, must be the iteration dims it spans, in order: then its
+  // contiguous buffer is indexed by the element (or row) index directly.
+  std::vector<int> mapped;
+  for (int d : v.dimMap)
+    if (d >= 0) mapped.push_back(d);
+  bool perRow = k.reduces() && !k.variesOverReduced(it->second.value);
+  if (k.scans() && !k.variesOverReduced(it->second.value))
+    return Failure{"output " + id + " does not vary along the scanned dim; a scan kernel writes whole tensors"};
+  std::vector<int> expected;
+  for (int d = 0; d < static_cast<int>(k.shape.size()); ++d)
+    if (k.shape[d] != 1 && !(perRow && d >= k.reduceBegin && d < k.reduceEnd)) expected.push_back(d);
+  if (mapped != expected)
+    return Failure{"output " + id + " is broadcast or transposed relative to the kernel's iteration space"};
+  return KernelOutput{id, it->second.value, perRow, t->shape, t->dtype};
 }
 
 // The operand's value: a kernel value, a scalar constant, or (for an external tensor) nullopt-
@@ -241,7 +269,7 @@ Outcome<int> KernelBuilder::external(const std::string& tensorId, const std::vec
 }
 
 Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::vector<int64_t> strides,
-                                            std::vector<int> dimMap, bool window) {
+                                            std::vector<int> dimMap, bool window, int64_t shift) {
   const TensorInfo* t = graph_->tensor(tensorId);
   auto passed = graph_->abiRoot(*t);
   if (!passed) return passed.error();
@@ -251,7 +279,7 @@ Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::ve
   KernelInput in;
   in.tensorId = root->id;
   in.dtype = t->dtype;
-  in.offset = t->storageOffset - root->storageOffset;
+  in.offset = t->storageOffset - root->storageOffset + shift;
   in.strides = std::move(strides);
   int64_t expect = 1;
   in.linear = in.offset == 0;
@@ -365,6 +393,26 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
   return id;
 }
 
+// A tensor of one value over its own shape. It joins a kernel of that iteration space only: a
+// fill broadcast over a larger one could not be written where a later kernel needs it (a piece of
+// a concatenation), so it opens a kernel of its own.
+Outcome<bool> KernelBuilder::lowerFill(const Node& node, const std::string& base) {
+  const TensorInfo* out = graph_->tensor(node.outputs.at(0));
+  if (out->dtype != "float32") return Failure{node.where() + ": fills a " + out->dtype + " tensor; the generated kernels write float32"};
+  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
+    return Failure{node.where() + ": fills a tensor of another shape than this kernel's iteration space"};
+  const double value = base.find("zeros") != std::string::npos ? 0.0
+                       : base.find("ones") != std::string::npos ? 1.0
+                                                                 : number(node, "fill_value", 0.0);
+  if (kernel_.shape.empty()) kernel_.shape = out->shape;
+  auto map = alignedMap(out->shape, {}, node);
+  if (!map) return map.error();
+  const int v = unary("identity", constant(value));
+  kernel_.values[v].dimMap = map.value();
+  bind(out->id, v);
+  return true;
+}
+
 Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind, std::vector<int64_t> dims,
                                    bool keepdim, const std::string& outId) {
   const auto map = kernel_.values[input].dimMap;
@@ -422,13 +470,15 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     auto it = tensors_.find(*self->tensor);
     if (it == tensors_.end()) return true;  // a view of an external tensor: read through its strides
     if (!it->second.unsupported.empty()) {  // only a consumer of the view fails, with the reason
-      tensors_[out0] = it->second;
+      for (const auto& o : node.outputs) tensors_[o] = it->second;
       return true;
     }
     const TensorInfo* src = graph_->tensor(*self->tensor);
     const TensorInfo* dst = graph_->tensor(out0);
     if (b == "transpose" || b == "permute" || b == "t")  // sizes alone cannot tell a permutation from a reshape
       return Failure{node.where() + ": transposes a value this kernel computes; the next kernel reads it written"};
+    if (takesPart(b) && (node.outputs.size() != 1 || nonUnit(src->shape) != nonUnit(dst->shape)))
+      return Failure{node.where() + ": takes part of a value this kernel computes; the next kernel reads it written"};
     if (kernel_.values[it->second.value].dimMap.size() != src->shape.size())
       return Failure{node.where() + ": views a value computed in a regrouped iteration space"};
     if (nonUnit(src->shape) != nonUnit(dst->shape))
@@ -467,6 +517,8 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     bind(out0, v);
     return true;
   }
+
+  if (fillOps().count(b)) return lowerFill(node, b);
 
   if (unaryOps().count(b)) {
     if (b == "_to_copy") {
@@ -644,6 +696,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     }
   }
   if (compositeOps().count(b)) return lowerComposite(node, b);
+  if (isConcatenation(node.op)) return lowerConcat(node);
   return Failure{node.where() + ": no generated kernel for this operator; it stays in PyTorch"};
 }
 

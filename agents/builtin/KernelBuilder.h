@@ -14,10 +14,13 @@
 
 namespace stitch::agents::builtin {
 
+struct Concatenation;
+struct ConcatPiece;
+
 // What the brain can generate for an ATen operator.
 // Allocation: aten::empty and kin, whose uninitialized result moves no data (batch norm makes one
-// it never reads).
-enum class OpClass { Elementwise, Reduction, View, Allocation, Unsupported };
+// it never reads). Concatenation: cat and stack (Concatenation.h).
+enum class OpClass { Elementwise, Reduction, View, Allocation, Concatenation, Unsupported };
 OpClass classifyOp(const std::string& op);
 
 // A depthwise convolution (groups == input channels == output channels, not transposed): a
@@ -49,7 +52,17 @@ public:
   Outcome<bool> addPoolOverKernel(const Node& node);
   // Writes the given tensors (produced by the kernel's nodes) and returns the kernel.
   Outcome<FusedKernel> finish(const std::vector<std::string>& outputs) const;
+  // How the kernel would write tensor `id` (one its nodes produce), or why it cannot.
+  Outcome<KernelOutput> output(const std::string& id) const;
   const FusedKernel& kernel() const { return kernel_; }
+  // Whether the kernel computes tensor `id` (not only reads it, as a view of an outside tensor).
+  bool computes(const std::string& id) const {
+    auto it = tensors_.find(id);
+    return it != tensors_.end() && it->second.value >= 0;
+  }
+  // Whether the kernel knows tensor `id`: computes it, or has it inside where it cannot be written
+  // (a pooling window's prologue). A view the kernel does not know is one of an outside tensor.
+  bool knows(const std::string& id) const { return tensors_.count(id) > 0; }
 
 private:
   struct Bound {  // a tensor known inside the kernel
@@ -70,8 +83,10 @@ private:
   Outcome<int> source(const Node& node, const char* name);
   // An external tensor read with explicit strides per iteration dim, as a value with `dimMap`.
   // `window`: read by a Pool value through its own strides rather than per element.
+  // `shift`: elements added to the tensor's offset (a concatenation's piece, read at the result's
+  // coordinates).
   Outcome<int> externalStrided(const std::string& tensorId, std::vector<int64_t> strides, std::vector<int> dimMap,
-                               bool window = false);
+                               bool window = false, int64_t shift = 0);
   // A per-channel parameter ([C], or None) broadcast along iteration dim `dim` of `like`.
   Outcome<int> channelParam(const Node& node, const char* name, int like, int dim);
   // Normalizes `x` over its reduced range (two passes: mean, then the mean of squared deviations)
@@ -94,6 +109,9 @@ private:
   Outcome<bool> openWindow(const Node& node, const TensorInfo& x, const TensorInfo& out, PoolSpec spec,
                            const TensorInfo* weights);
   Outcome<bool> lowerScan(const Node& node, const std::string& base);
+  Outcome<bool> lowerConcat(const Node& node);
+  Outcome<bool> lowerFill(const Node& node, const std::string& base);
+  Outcome<int> pieceRead(const Concatenation& cat, const ConcatPiece& piece, const std::vector<int>& map);
   // Applies a loss's `reduction` (0 none, 1 mean, 2 sum) to its per-element terms and binds it.
   Outcome<bool> reduceLoss(const Node& node, int terms);
   // The index of `in` among the kernel's inputs, added unless an identical read is there.

@@ -6,6 +6,7 @@
 // next generated kernel, which reads the library's output once.
 #include "agents/builtin/Planner.h"
 
+#include "agents/builtin/Concatenation.h"
 #include "agents/builtin/CudaEmitter.h"
 #include "agents/builtin/KernelBuilder.h"
 #include "agents/builtin/NodeArgs.h"
@@ -74,18 +75,19 @@ public:
       }
       if (library_ && foldIntoLibrary(n)) continue;
       if (n.kind != "view") closeLibrary();
+      if (placeConcatenation(n)) continue;
       if (classifyOp(n.op) == OpClass::Unsupported) {
         close();
         leave(n, "no generated kernel for this operator; it stays in PyTorch");
         continue;
       }
       if (poolTakesOpenKernel(n)) continue;
-      if (open_.add(n)) {
+      if (addToOpen(n)) {
         if (!options_.fuse && n.kind != "view") close();
         continue;
       }
       close();
-      if (auto r = open_.add(n); !r) leave(n, r.error().message);
+      if (auto r = addToOpen(n); !r) leave(n, r.error().message);
       else if (!options_.fuse && n.kind != "view") close();
     }
     close();
@@ -186,6 +188,119 @@ private:
     return static_cast<bool>(open_.addPoolOverKernel(n));
   }
 
+  // Adds `n` to the open kernel, unless the kernel could not write a result of `n` that the
+  // forward returns (one broadcast over the kernel's iteration space, which joined it only by
+  // broadcasting): `n` then opens the next kernel, where its result is the iteration space. (A
+  // returned view is the Coder's: a view of the buffer written.)
+  Outcome<bool> addToOpen(const Node& n) {
+    auto returned = [&](const std::string& t) {
+      return std::any_of(graph_.outputs.begin(), graph_.outputs.end(), [&](const std::string& o) { return o == t; });
+    };
+    if (n.kind == "view" || std::none_of(n.outputs.begin(), n.outputs.end(), returned)) return open_.add(n);
+    KernelBuilder before = open_;
+    auto r = open_.add(n);
+    if (!r) return r;
+    for (const auto& t : n.outputs)
+      if (returned(t))
+        if (auto out = open_.output(t); !out) {
+          open_ = std::move(before);
+          return out.error();
+        }
+    return r;
+  }
+
+  // A cat or stack whose pieces the kernels computing them write straight into their slices of
+  // the result (Concatenation.h). A piece nothing else reads is written only there, so the
+  // concatenation costs no pass and no copy; a piece read elsewhere too is written both places by
+  // its kernel; a piece no generated kernel computes (a forward input, a library call's output) is
+  // copied into its slice by a kernel of its own. Only where some piece can move (else false:
+  // a kernel then reads each element of the result from its piece, ValueOp::Concat, and the
+  // result may never be written).
+  bool placeConcatenation(const Node& n) {
+    if (!options_.fuse || classifyOp(n.op) != OpClass::Concatenation) return false;
+    auto found = concatenation(graph_, n);
+    if (!found) return false;  // the kernel builder says why
+    const Concatenation& cat = found.value();
+    if (std::none_of(cat.pieces.begin(), cat.pieces.end(), [&](const ConcatPiece& p) {
+          return movable(n, p.tensorId) && (writerOf(p.tensorId) || open_.computes(p.tensorId));
+        }))
+      return false;
+    close();  // the open kernel writes the pieces it computes, which the cat reads
+    std::vector<FusedKernel> copies;
+    for (const ConcatPiece& p : cat.pieces) {
+      if (writerOf(p.tensorId)) continue;
+      auto k = copyIntoSlice(graph_, cat, p);
+      if (!k) {
+        leave(n, k.error().message);
+        return true;
+      }
+      copies.push_back(std::move(k).value());
+    }
+    std::size_t last = 0;
+    for (const ConcatPiece& p : cat.pieces)
+      if (auto w = writerOf(p.tensorId)) {
+        writeIntoSlice(plan_.kernels[w->first], w->second, cat, p, movable(n, p.tensorId));
+        last = std::max(last, w->first);
+      }
+    for (FusedKernel& k : copies) {
+      plan_.kernels.push_back(describe(std::move(k)));
+      plan_.kernels.back().technique = "copy into a slice of the concatenation " + cat.result +
+                                       ": one pass over the piece, read through its strides";
+      last = plan_.kernels.size() - 1;
+    }
+    attach(plan_.kernels[last], n);
+    return true;
+  }
+
+  // The planned generated kernel and its output index that writes `id` whole, if any (also a view
+  // the kernel computes, detach's say, which it writes as a tensor of its own).
+  std::optional<std::pair<std::size_t, std::size_t>> writerOf(const std::string& id) const {
+    for (std::size_t k = 0; k < plan_.kernels.size(); ++k) {
+      if (plan_.kernels[k].library) continue;
+      const auto& outs = plan_.kernels[k].kernel.outputs;
+      for (std::size_t o = 0; o < outs.size(); ++o)
+        if (outs[o].tensorId == id && !outs[o].strided()) return std::make_pair(k, o);
+    }
+    return std::nullopt;
+  }
+
+  // `id` is an intermediate read once, by `n`, and not returned: its only place can be its slice
+  // of `n`'s result. (A buffer a write-back updates keeps its own write.)
+  bool movable(const Node& n, const std::string& id) const {
+    if (graph_.tensor(id)->role != "intermediate") return false;
+    for (const auto& o : graph_.outputs)
+      if (reachesTensor(o, id)) return false;
+    int reads = 0;
+    for (const Node& m : graph_.nodes)
+      for (const Argument& a : m.inputs) {
+        std::vector<std::string> ids = a.tensors;
+        if (a.tensor) ids.push_back(*a.tensor);
+        for (const auto& r : ids) reads += !r.empty() && reachesTensor(r, id) ? (m.id == n.id ? 1 : 2) : 0;
+      }
+    return reads == 1;
+  }
+
+  // Output `o` of kernel `p` also goes to its slice of the concatenation, or only there (`move`).
+  void writeIntoSlice(PlannedKernel& p, std::size_t o, const Concatenation& cat, const ConcatPiece& piece, bool move) {
+    KernelOutput slice = intoSlice(p.kernel.outputs[o], cat, piece);
+    if (move) p.kernel.outputs[o] = std::move(slice);
+    else p.kernel.outputs.push_back(std::move(slice));
+    p.technique += "; writes " + piece.tensorId + (move ? " straight into its" : " also into its") +
+                   " slice of the concatenation " + cat.result;
+    p.floorBytes = floorBytesOf(p.kernel);
+    p.expectedGainPct = gainPct(p);
+  }
+
+  // The concatenation node joins step `p`'s operators (it is done once its last piece is written).
+  void attach(PlannedKernel& p, const Node& n) {
+    p.kernel.nodeIds.push_back(n.id);
+    p.operators.clear();
+    p.eagerBytes = 0;
+    p.measuredUs.reset();
+    account(p, p.kernel.nodeIds);
+    p.expectedGainPct = gainPct(p);
+  }
+
   bool onlyViewsOpen() const {
     for (int id : open_.kernel().nodeIds)
       if (graph_.node(id)->kind != "view") return false;
@@ -207,7 +322,7 @@ private:
     for (int id : ids) {
       if (const std::string* target = writeBackTarget(graph_, *graph_.node(id))) outputs.push_back(*target);
       for (const auto& t : graph_.node(id)->outputs)
-        if (consumedOutside(t, inKernel) && !viewOfOutsideTensor(t)) outputs.push_back(t);
+        if (consumedOutside(t, inKernel) && !viewOfOutsideTensor(t) && !readThroughView(t)) outputs.push_back(t);
     }
     auto k = open_.finish(outputs);
     open_ = KernelBuilder(graph_);
@@ -226,6 +341,13 @@ private:
   bool viewOfOutsideTensor(const std::string& id) const {
     const TensorInfo* t = graph_.tensor(id);
     return t && t->viewOf && graph_.viewRoot(*t)->role != "intermediate";
+  }
+
+  // A view of a tensor the open kernel does not compute (a library call's output, an earlier
+  // kernel's): no kernel writes it, its readers read that tensor through the view's strides.
+  bool readThroughView(const std::string& id) const {
+    const TensorInfo* t = graph_.tensor(id);
+    return t && t->viewOf && !open_.knows(id);
   }
 
   // `id` is `tensor` or a view of it.
@@ -274,14 +396,26 @@ private:
     return p;
   }
 
+  // What a generated kernel must move: its inputs once, its outputs once (a piece of a
+  // concatenation: the piece, not the whole result it writes into).
+  int64_t floorBytesOf(const FusedKernel& k) const {
+    int64_t bytes = 0;
+    std::set<std::string> roots;
+    for (const auto& in : k.inputs)
+      if (roots.insert(in.tensorId).second) bytes += bytesOf(*graph_.tensor(in.tensorId));
+    for (const auto& out : k.outputs) {
+      int64_t n = 1;
+      for (int64_t s : out.shape) n *= s;
+      bytes += n * graph_.tensor(out.tensorId)->elementBytes();
+    }
+    return bytes;
+  }
+
   PlannedKernel describe(FusedKernel k) {
     PlannedKernel p;
     p.id = "k" + std::to_string(plan_.kernels.size());
     const std::size_t ops = account(p, k.nodeIds);
-    std::set<std::string> roots;
-    for (const auto& in : k.inputs)
-      if (roots.insert(in.tensorId).second) p.floorBytes += bytesOf(*graph_.tensor(in.tensorId));
-    for (const auto& out : k.outputs) p.floorBytes += bytesOf(*graph_.tensor(out.tensorId));
+    p.floorBytes = floorBytesOf(k);
     p.expectedGainPct = gainPct(p);
     p.technique = techniqueOf(k, ops);
     p.kernel = std::move(k);
@@ -299,8 +433,11 @@ private:
       if (n->kind == "view") continue;
       ++ops;
       p.operators.push_back(n->op);
-      for (const Argument& a : n->inputs)
+      for (const Argument& a : n->inputs) {
         if (a.tensor) p.eagerBytes += bytesOf(*graph_.tensor(*a.tensor));
+        for (const auto& t : a.tensors)  // a concatenation's pieces
+          if (!t.empty()) p.eagerBytes += bytesOf(*graph_.tensor(t));
+      }
       for (const auto& o : n->outputs) p.eagerBytes += bytesOf(*graph_.tensor(o));
     }
     if (!lines.empty()) {

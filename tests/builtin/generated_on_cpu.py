@@ -1,0 +1,125 @@
+"""Runs generated candidates on the CPU against their task's Model: candidate.cu compiled as plain
+C++ (cpu_cuda/cuda_runtime.h stands in for the CUDA runtime; each `kernel<V><<<grid, block, 0,
+stream>>>(args)` becomes a call of sc_cpu_launch, which runs every thread of the grid in turn)
+into a library that ModelNew calls with host pointers, as it calls the real one with device
+pointers. The launchers, the layout checks, the segments and every index expression of the
+kernels run on real data: strided reads of views, writes into slices of a concatenation, pieces
+chosen by coordinate. Needs a C++ compiler and PyTorch, no GPU and no nvcc.
+
+Only candidates whose kernels never wait for one another can run so (elementwise kernels; no
+reductions, scans or library calls): each fixture runs in a child process, and one that reaches a
+barrier or a shuffle aborts there and fails, saying so. Fails naming each fixture whose outputs
+differ from the Model's, with the largest difference."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "harness"))
+
+LAUNCH = re.compile(r"(\w+<\d+>)<<<([^,]+), ([^,]+), 0, stream>>>\(([^;]*)\);")
+
+
+def build(source: str, cxx: str, variant: str) -> tuple[str, str]:
+    """The CPU library of `source`, or the compiler's complaint. Variant "scalar" launches every
+    kernel with VEC 1 (the path of unaligned pointers), "vector" as the launchers choose (16-byte
+    accesses: PyTorch's CPU allocations are aligned)."""
+    folder = os.path.dirname(source)
+    with open(source) as f:
+        text = LAUNCH.sub(r"sc_cpu_launch(\1, \2, \3, \4);", f.read())
+    if variant == "scalar":
+        text = re.sub(r"sc_cpu_launch\((\w+)<4>", r"sc_cpu_launch(\1<1>", text)
+    cpu = os.path.join(folder, f"candidate_{variant}.cpp")
+    with open(cpu, "w") as f:
+        f.write(text)
+    library = os.path.join(folder, f"libcandidate_{variant}.so")
+    cmd = [cxx, "-std=c++17", "-O1", "-w", "-shared", "-fPIC", "-I", os.path.join(HERE, "cpu_cuda"),
+           "-I", os.path.join(ROOT, "harness", "stitchcuda_harness", "include"), cpu, "-o", library]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return library, "" if p.returncode == 0 else " ".join(cmd) + "\n" + "\n".join((p.stdout + p.stderr).splitlines()[:20])
+
+
+def outputs(value) -> list:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def compare(name: str, folder: str, library: str) -> str:
+    """Runs one fixture's candidate against its Model (in this process); '' when they agree."""
+    import torch
+
+    from stitchcuda_harness.module_loader import load_module
+    from stitchcuda_harness.task_loader import load_task
+
+    with open(os.path.join(ROOT, "tests", "fixtures", "graphs", name + ".json")) as f:
+        task = load_task(os.path.join(ROOT, json.load(f)["task"]))
+    cpu = torch.device("cpu")
+    reference = task.instantiate(cpu, 42)
+    init = task.init_inputs(42)
+    torch.manual_seed(42)
+    module = load_module(os.path.join(folder, "model_new.py"), "candidate", {"__stitch_library__": library})
+    candidate = module.ModelNew(*init)
+    for seed in (1, 2):  # twice: the second call finds the segment prepared
+        inputs = task.inputs(seed, cpu)
+        with torch.no_grad():
+            want = outputs(reference(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]))
+            got = outputs(candidate(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]))
+        if len(want) != len(got):
+            return f"{len(got)} output(s), the Model returns {len(want)}"
+        for i, (w, g) in enumerate(zip(want, got)):
+            if w.shape != g.shape:
+                return f"output {i} has shape {tuple(g.shape)}, the Model's {tuple(w.shape)}"
+            if not torch.allclose(g, w, rtol=1e-5, atol=1e-5, equal_nan=False):
+                worst = (g - w).abs().nan_to_num(float("inf")).max().item()
+                return f"output {i} differs from the Model's by up to {worst:g} (seed {seed})"
+    return ""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--generator")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cxx", default="c++")
+    ap.add_argument("--run", nargs=2, metavar=("FIXTURE", "LIBRARY"),
+                    help="internal: compare one fixture's candidate, built as LIBRARY, in this process")
+    ap.add_argument("fixtures", nargs="*")
+    args = ap.parse_args()
+    if args.run:
+        name, library = args.run
+        why = compare(name, os.path.join(args.out, name), library)
+        print(why)
+        return 1 if why else 0
+    gen = subprocess.run([args.generator, args.out], capture_output=True, text=True)
+    failed = 0
+    for name in args.fixtures:
+        source = os.path.join(args.out, name, "candidate.cu")
+        if not os.path.exists(source):
+            print(f"FAIL {name}: no candidate was generated\n{gen.stderr}")
+            failed += 1
+            continue
+        for variant in ("vector", "scalar"):
+            library, error = build(source, args.cxx, variant)
+            if error:
+                print(f"FAIL {name}: does not compile as C++\n{error}")
+                failed += 1
+                break
+            p = subprocess.run([sys.executable, __file__, "--out", args.out, "--run", name, library],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                why = p.stdout.strip() or (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
+                print(f"FAIL {name} ({variant} accesses): {why}")
+                failed += 1
+                break
+        else:
+            print(f"ok   {name}")
+    print(f"{len(args.fixtures) - failed} candidate(s) agree with their Model on the CPU, {failed} failed")
+    return 1 if failed or not args.fixtures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
