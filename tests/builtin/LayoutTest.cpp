@@ -151,6 +151,22 @@ TEST(Layout, PiecesNoGeneratedKernelComputesAreCopiedIntoTheirSlices) {
   EXPECT_TRUE(catCounted);
 }
 
+// A row reduction's per-row results are pieces too: each row's mean and max go to their columns
+// of [4, 8, 2], stored at the row's place in the slice.
+TEST(Layout, PerRowResultsAreWrittenIntoTheirColumnsOfTheConcatenation) {
+  const Fixture f = fixture("cat_stats");
+  EXPECT_TRUE(f.plan.wholeForward()) << leftOf(f.plan);
+  ASSERT_EQ(f.plan.kernels.size(), 1u);
+  const auto pieces = writesInto(f.plan, f.graph.outputs[0]);
+  ASSERT_EQ(pieces.size(), 2u);
+  for (const auto& p : pieces) {
+    EXPECT_TRUE(p.perRow);
+    EXPECT_EQ(p.strides, (std::vector<int64_t>{16, 2, 1}));
+  }
+  EXPECT_EQ(pieces[1].offset, 1);
+  EXPECT_TRUE(has(f.cuda, "out1[k0_ooff1(row)] = ")) << f.cuda;
+}
+
 // A concatenation of forward inputs (one through a transpose) and a stack of inputs, each read by
 // the elementwise kernel after it: the transposed piece's strides, its start shifted back.
 TEST(Layout, ConcatenatedInputsAreReadThroughTheirOwnStrides) {
