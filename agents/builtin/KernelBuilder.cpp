@@ -28,7 +28,7 @@ const std::set<std::string>& unaryOps() {
 const std::set<std::string>& binaryOps() {
   static const std::set<std::string> ops{"add", "sub", "mul", "div", "rsub", "maximum", "minimum", "pow",
                                          "eq",  "ne",  "gt",  "ge",  "lt",   "le",      "where",
-                                         "xlogy"};
+                                         "xlogy", "masked_fill"};
   return ops;
 }
 
@@ -563,6 +563,10 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
       return Failure{node.where() + ": division with a rounding mode is left to PyTorch"};
     if (b == "where") {
       auto v = elementwise(node, "where", {"condition", "self", "other"});
+      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
+    }
+    if (b == "masked_fill") {  // where(mask, value, self): attention's causal mask
+      auto v = elementwise(node, "where", {"mask", "value", "self"});
       return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
     }
     const double alpha = number(node, "alpha", 1.0);

@@ -246,6 +246,22 @@ TEST(Layout, ChannelShuffleReadsThroughTheTransposedStrides) {
   EXPECT_TRUE(has(c.value().cuda, "(rest % (int64_t)3LL) * (int64_t)256LL")) << c.value().cuda;
 }
 
+// minGPT's causal attention is generated whole: the mask is a select in the kernel that scales
+// the scores (masked_fill of -inf where the causal buffer is 0), between the batched GEMMs.
+TEST(Attention, TheCausalMaskIsASelectInTheGeneratedKernels) {
+  auto g = testing::loadFixture("causal_attention");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Plan plan = makePlan(g.value());
+  std::string left;
+  for (const auto& u : plan.uncovered) left += u.op + ": " + u.reason + "; ";
+  EXPECT_TRUE(plan.wholeForward()) << left;
+  auto c = testing::fixtureCandidate("causal_attention");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(has(c.value().python, "STITCH_PYTORCH_OPS = {}")) << c.value().python;
+  EXPECT_TRUE(has(c.value().cuda, "__int_as_float(0xff800000)")) << "-inf where the mask is set";
+  EXPECT_TRUE(has(c.value().cuda, "!= 0.0f ?")) << "masked_fill as a select";
+}
+
 // Without a momentum (a cumulative average over num_batches_tracked) the update stays in PyTorch,
 // with the counter it reads.
 TEST(TrainingBatchNorm, CumulativeAverageStaysInPyTorch) {
