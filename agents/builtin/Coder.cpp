@@ -142,11 +142,9 @@ std::map<std::string, std::size_t> lastReads(const Graph& graph, const Plan& pla
     for (std::size_t k : steps[s].kernels)
       for (const auto& id : plan.kernels[k].reads()) read(id, s);
     if (steps[s].node)
-      for (const Argument& a : graph.node(*steps[s].node)->inputs) {
-        if (a.tensor) read(*a.tensor, s);
-        for (const auto& id : a.tensors)
+      for (const Argument& a : graph.node(*steps[s].node)->inputs)
+        for (const auto& id : a.tensorIds())
           if (!id.empty()) read(id, s);
-      }
   }
   return last;
 }

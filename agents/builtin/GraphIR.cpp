@@ -207,9 +207,7 @@ Outcome<Graph> parseGraph(const json& j) {
       g.nodes.push_back(nodeFrom(nodes[i], path));
       const Node& n = g.nodes.back();
       for (const Argument& a : n.inputs) {
-        std::vector<std::string> ids = a.tensors;
-        if (a.tensor) ids.push_back(*a.tensor);
-        for (const auto& id : ids)
+        for (const auto& id : a.tensorIds())
           if (!id.empty() && !g.tensorIndex_.count(id))
             return Failure{path + " " + n.where() + ": argument " + a.name + " names unknown tensor " + id};
       }
@@ -236,6 +234,12 @@ Outcome<Graph> parseGraph(const json& j) {
   } catch (const FieldError& e) {
     return Failure{std::string("captured graph: ") + e.what()};
   }
+}
+
+std::vector<std::string> Argument::tensorIds() const {
+  std::vector<std::string> ids = tensors;
+  if (tensor) ids.push_back(*tensor);
+  return ids;
 }
 
 std::optional<double> asNumber(const ScalarValue& v) {

@@ -54,6 +54,8 @@ struct Argument {
   ScalarValue value;                  // when neither of the above
   std::string py;        // the value as Python source, as the harness wrote it (empty: not given)
   bool keyword = false;  // passed by name (a keyword-only argument of the schema)
+  // Every tensor id the argument names: its list's (a None in it is an empty id), then the single one.
+  std::vector<std::string> tensorIds() const;
 };
 
 struct Node {

@@ -272,11 +272,8 @@ private:
       if (reachesTensor(o, id)) return false;
     int reads = 0;
     for (const Node& m : graph_.nodes)
-      for (const Argument& a : m.inputs) {
-        std::vector<std::string> ids = a.tensors;
-        if (a.tensor) ids.push_back(*a.tensor);
-        for (const auto& r : ids) reads += !r.empty() && reachesTensor(r, id) ? (m.id == n.id ? 1 : 2) : 0;
-      }
+      for (const Argument& a : m.inputs)
+        for (const auto& r : a.tensorIds()) reads += !r.empty() && reachesTensor(r, id) ? (m.id == n.id ? 1 : 2) : 0;
     return reads == 1;
   }
 
@@ -367,12 +364,9 @@ private:
       if (reaches(o)) return true;
     for (const Node& n : graph_.nodes) {
       if (inKernel.count(n.id) || folded_.count(n.id) || n.kind == "view") continue;
-      for (const Argument& a : n.inputs) {
-        std::vector<std::string> ids = a.tensors;
-        if (a.tensor) ids.push_back(*a.tensor);
-        for (const auto& id : ids)
+      for (const Argument& a : n.inputs)
+        for (const auto& id : a.tensorIds())
           if (reaches(id)) return true;
-      }
     }
     return false;
   }
@@ -433,11 +427,9 @@ private:
       if (n->kind == "view") continue;
       ++ops;
       p.operators.push_back(n->op);
-      for (const Argument& a : n->inputs) {
-        if (a.tensor) p.eagerBytes += bytesOf(*graph_.tensor(*a.tensor));
-        for (const auto& t : a.tensors)  // a concatenation's pieces
+      for (const Argument& a : n->inputs)
+        for (const auto& t : a.tensorIds())  // a concatenation's pieces too
           if (!t.empty()) p.eagerBytes += bytesOf(*graph_.tensor(t));
-      }
       for (const auto& o : n->outputs) p.eagerBytes += bytesOf(*graph_.tensor(o));
     }
     if (!lines.empty()) {
