@@ -50,6 +50,7 @@ def same_every_seed(stats: list[list[dict[str, Any]]]) -> bool:
     """Whether trials' output summaries (tolerance.summary) are identical from seed to seed."""
     return len(stats) > 1 and all([o["fingerprint"] for o in s] == [o["fingerprint"] for o in stats[0]] for s in stats[1:])
 
+
 class _CandidateFailed(Exception):
     """Stops the run after a finding that leaves nothing further to check (e.g. forward raised)."""
 
@@ -484,7 +485,8 @@ class Verification:
     def _flag_degenerate(self, stats: list[list[dict[str, Any]]]) -> None:
         atol = float(self.verdict.tolerance.get("atol", 1e-4))
         first = [s[0] for s in stats if s]
-        if same_every_seed(stats):
+        same = same_every_seed(stats)
+        if same:
             self.verdict.flags.append({"name": "degenerate_reference", "reason": "the reference output is identical for every seed"})
         vacuous = ""
         if first and all(s["abs_max"] <= atol for s in first):
@@ -493,13 +495,13 @@ class Verification:
             vacuous = "the reference output is (near-)constant across its elements"
         if vacuous:
             self.verdict.flags.append({"name": "degenerate_reference", "reason": vacuous})
-            self._check_constant_output(stats, vacuous)
+            self._check_constant_output(stats, same, vacuous)
 
-    def _check_constant_output(self, stats: list[list[dict[str, Any]]], vacuous: str) -> None:
+    def _check_constant_output(self, stats: list[list[dict[str, Any]]], same: bool, vacuous: str) -> None:
         """Where the tolerance alone cannot tell (a reference within atol of zero or of a constant),
         an output that is one value everywhere and for every seed, while the reference's varies, is
         hard-coded: a constant passes such a comparison without computing anything."""
-        reference_varies = any(o["std"] > 0 for s in stats for o in s) or not same_every_seed(stats)
+        reference_varies = any(o["std"] > 0 for s in stats for o in s) or not same
         if not reference_varies or len(self._cand_outs) < 2:
             return
         cand = [[summary(t) for t in outs] for outs in self._cand_outs]
