@@ -131,16 +131,6 @@ std::string oneOf(const std::string& name, const std::string& text, const std::v
   bad(name, list, text);
 }
 
-CLI::Option* addText(CLI::App& command, const std::string& name, std::string& target, const std::string& help,
-                     const std::string& valueName) {
-  return addValue(command, name, target, [](const std::string&, const std::string& text) { return text; }, help, valueName);
-}
-
-CLI::Option* addText(CLI::App& command, const std::string& name, std::optional<std::string>& target,
-                     const std::string& help, const std::string& valueName) {
-  return addValue(command, name, target, [](const std::string&, const std::string& text) { return text; }, help, valueName);
-}
-
 CLI::Option* addList(CLI::App& command, const std::string& name, std::vector<std::string>& target,
                      std::function<std::string(const std::string&, const std::string&)> read, const std::string& help,
                      const std::string& valueName) {
@@ -248,13 +238,12 @@ std::string precisionMode(const std::string& name, const std::string& text) {
 }
 }  // namespace
 
-CLI::Option* addPrecision(CLI::App& command, std::string& mode) {
+template <class Text>
+CLI::Option* addPrecision(CLI::App& command, Text& mode) {
   return addValue(command, "--precision", mode, precisionMode, kPrecisionHelp, "eager|fp32");
 }
-
-CLI::Option* addPrecision(CLI::App& command, std::optional<std::string>& mode) {
-  return addValue(command, "--precision", mode, precisionMode, kPrecisionHelp, "eager|fp32");
-}
+template CLI::Option* addPrecision(CLI::App&, std::string&);
+template CLI::Option* addPrecision(CLI::App&, std::optional<std::string>&);
 
 void addJobOptions(CLI::App& command, JobOptions& job) {
   const std::string group = "Job options";

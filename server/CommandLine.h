@@ -62,8 +62,9 @@ const std::vector<std::string>& jobOptionNames();
 void addToleranceOptions(CLI::App& command, std::optional<double>& atol, std::optional<double>& rtol);
 // --allow-precision P (repeatable) and --precision M, checked as a job checks them.
 CLI::Option* addAllowPrecision(CLI::App& command, std::vector<std::string>& allowed);
-CLI::Option* addPrecision(CLI::App& command, std::string& mode);
-CLI::Option* addPrecision(CLI::App& command, std::optional<std::string>& mode);
+// `mode`: a std::string (with its default) or a std::optional<std::string> (unset: the job's default).
+template <class Text>
+CLI::Option* addPrecision(CLI::App& command, Text& mode);
 
 // Reads an option's text; each throws UsageError "NAME takes ..., not TEXT".
 double anyNumber(const std::string& name, const std::string& text);
@@ -83,11 +84,13 @@ CLI::Option* addValue(CLI::App& command, const std::string& name, T& target, Rea
     target = read(name, text);
   });
 }
-// An option with a text value, kept as given (the last occurrence).
-CLI::Option* addText(CLI::App& command, const std::string& name, std::string& target, const std::string& help,
-                     const std::string& valueName);
-CLI::Option* addText(CLI::App& command, const std::string& name, std::optional<std::string>& target,
-                     const std::string& help, const std::string& valueName);
+// An option with a text value, kept as given (the last occurrence); `target` a std::string or a
+// std::optional<std::string>.
+template <class Text>
+CLI::Option* addText(CLI::App& command, const std::string& name, Text& target, const std::string& help,
+                     const std::string& valueName) {
+  return addValue(command, name, target, [](const std::string&, const std::string& text) { return text; }, help, valueName);
+}
 // A repeatable option: every occurrence's value, read by `read` (nullptr: as given), in order.
 CLI::Option* addList(CLI::App& command, const std::string& name, std::vector<std::string>& target,
                      std::function<std::string(const std::string&, const std::string&)> read, const std::string& help,
