@@ -198,9 +198,7 @@ TEST(TrainingBatchNorm, StatisticsAndBufferUpdatesAreGenerated) {
   auto g = testing::loadFixture("training_batch_norm");
   ASSERT_TRUE(g.ok()) << g.error().message;
   const Plan plan = makePlan(g.value());
-  std::string left;
-  for (const auto& u : plan.uncovered) left += u.op + ": " + u.reason + "; ";
-  EXPECT_TRUE(plan.wholeForward()) << left;
+  EXPECT_TRUE(plan.wholeForward()) << testing::leftOf(plan);
   std::set<std::string> written;
   for (const auto& k : plan.kernels)
     for (const auto& id : k.writes()) written.insert(g.value().tensor(id)->name.value_or(id));
@@ -236,9 +234,7 @@ TEST(ScalarConstant, IsANumberInTheKernel) {
 // through the transposed strides (the group dim's stride is a whole group of channels).
 TEST(Layout, ChannelShuffleReadsThroughTheTransposedStrides) {
   const Plan plan = makePlan(testing::loadFixture("channel_shuffle").value());
-  std::string left;
-  for (const auto& u : plan.uncovered) left += u.op + ": " + u.reason + "; ";
-  EXPECT_TRUE(plan.wholeForward()) << left;
+  EXPECT_TRUE(plan.wholeForward()) << testing::leftOf(plan);
   auto c = testing::fixtureCandidate("channel_shuffle");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_TRUE(has(c.value().python, "STITCH_PYTORCH_OPS = {}")) << c.value().python;
@@ -252,9 +248,7 @@ TEST(Attention, TheCausalMaskIsASelectInTheGeneratedKernels) {
   auto g = testing::loadFixture("causal_attention");
   ASSERT_TRUE(g.ok()) << g.error().message;
   const Plan plan = makePlan(g.value());
-  std::string left;
-  for (const auto& u : plan.uncovered) left += u.op + ": " + u.reason + "; ";
-  EXPECT_TRUE(plan.wholeForward()) << left;
+  EXPECT_TRUE(plan.wholeForward()) << testing::leftOf(plan);
   auto c = testing::fixtureCandidate("causal_attention");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_TRUE(has(c.value().python, "STITCH_PYTORCH_OPS = {}")) << c.value().python;

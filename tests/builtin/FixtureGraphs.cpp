@@ -51,4 +51,10 @@ Outcome<CandidateSource> fixtureCandidate(const std::string& name, PlannerOption
   return generateCandidate(g.value(), plan, f.value(), Variant{}, name);
 }
 
+std::string leftOf(const Plan& plan) {
+  std::string left;
+  for (const auto& u : plan.uncovered) left += u.op + ": " + u.reason + "; ";
+  return left;
+}
+
 }  // namespace stitch::agents::builtin::testing

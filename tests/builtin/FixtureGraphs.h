@@ -20,5 +20,7 @@ Outcome<Graph> loadFixture(const std::string& name);
 Outcome<ForwardSource> fixtureForward(const Graph& graph);
 // The whole candidate of a fixture with the default variant, or why there is none.
 Outcome<CandidateSource> fixtureCandidate(const std::string& name, PlannerOptions options = {});
+// What the plan leaves in PyTorch and why ("op: reason; ..."), for a failing test's message.
+std::string leftOf(const Plan& plan);
 
 }  // namespace stitch::agents::builtin::testing

@@ -28,11 +28,7 @@ Fixture fixture(const std::string& name) {
   return {g.value(), makePlan(g.value()), c.ok() ? c.value().cuda : ""};
 }
 
-std::string leftOf(const Plan& p) {
-  std::string left;
-  for (const auto& u : p.uncovered) left += u.op + ": " + u.reason + "; ";
-  return left;
-}
+using testing::leftOf;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
