@@ -216,6 +216,30 @@ def verdict_summary(v: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def with_why(out: dict[str, Any]) -> dict[str, Any]:
+    """Sets out["why"] from a verdict that did not pass: its status and first finding."""
+    if out["verify"]["status"] != "passed":
+        f = (out["verify"]["findings"] or [{}])[0]
+        status, check = out["verify"]["status"], f.get("check")
+        out["why"] = (f"{status}: " if status != check else "") + f"{check}: {f.get('message', '')[:300]}"
+    return out
+
+
+def from_optimize_verdict(out: dict[str, Any], cand_dir: str) -> dict[str, Any]:
+    """The stages of the verdict optimize's own verifier wrote for the candidate (verdict.json in its folder):
+    the same verifier, run once instead of twice, so a call's minutes hold twice the problems. The verify
+    columns then have no end-to-end wall time of a fresh process."""
+    try:
+        with open(os.path.join(cand_dir, "verdict.json")) as f:
+            verdict = json.load(f)
+    except (OSError, ValueError) as exc:
+        out["why"] = f"optimize kept no readable verdict for {os.path.basename(cand_dir)}: {exc}"
+        return out
+    out["verify"] = {"wall_s": None, "source": "optimize's verdict.json"}
+    out["verify"].update(verdict_summary(verdict))
+    return with_why(out)
+
+
 def run_problem(args: argparse.Namespace, host: list[str], row: dict[str, Any], deadline: float) -> dict[str, Any]:
     key = task_key(row["file"])
     slug = key.replace("/", "__")
@@ -260,6 +284,8 @@ def run_problem(args: argparse.Namespace, host: list[str], row: dict[str, Any], 
         out["why"] = f"{why}: {fin.get('message', '')}"[:400]
         return out
     cand_dir = os.path.join(job_dir, "candidates", cid)
+    if args.verdict_from_optimize:
+        return from_optimize_verdict(out, cand_dir)
 
     left = deadline - time.monotonic()
     ver_limit = min(args.verify_timeout, left)
@@ -287,11 +313,7 @@ def run_problem(args: argparse.Namespace, host: list[str], row: dict[str, Any], 
         out["why"] = f"verify's harness call failed: {e.get('code')}: {(e.get('message') or '')[:300]}"
         return out
     out["verify"].update(verdict_summary(reply))
-    if out["verify"]["status"] != "passed":
-        f = (out["verify"]["findings"] or [{}])[0]
-        status, check = out["verify"]["status"], f.get("check")
-        out["why"] = (f"{status}: " if status != check else "") + f"{check}: {f.get('message', '')[:300]}"
-    return out
+    return with_why(out)
 
 
 # ---- files --------------------------------------------------------------------------------------------
@@ -398,6 +420,8 @@ def main() -> int:
     ap.add_argument("--verify-timeout", type=float, default=200)
     ap.add_argument("--verify-reserve", type=float, default=60,
                     help="seconds an optimize leaves to its verify within the budget")
+    ap.add_argument("--verdict-from-optimize", action="store_true",
+                    help="no separate verify: the stages of the verdict optimize's verifier kept for the candidate")
     args = ap.parse_args()
     t_start = time.monotonic()
     deadline = t_start + args.budget
@@ -439,7 +463,9 @@ def main() -> int:
         "command": "python3 " + " ".join(shlex.quote(a) for a in [os.path.relpath(__file__, REPO)] + sys.argv[1:]),
         "optimize_command": f"stitchcuda optimize TASK --iterations {args.iterations} --wall-seconds {args.wall_seconds:g} "
                             f"--out DIR --ncu-runs {args.ncu_runs}",
-        "verify_command": "stitchcuda verify --reference TASK --candidate JOB/candidates/cN --json",
+        "verify_command": ("none: the stages are optimize's own verdict (JOB/candidates/cN/verdict.json)"
+                           if args.verdict_from_optimize else
+                           "stitchcuda verify --reference TASK --candidate JOB/candidates/cN --json"),
         "selection": selection, "budget_s": args.budget,
         "limits_s": {"optimize": args.optimize_timeout, "verify": args.verify_timeout},
         "results": [], "not_run": [], "unsized": unsized,
