@@ -27,7 +27,7 @@ from . import baseline
 from .candidate_files import CandidateFiles, resolve_candidate
 from .environment_info import pick_device
 from .errors import HarnessError, from_exception, is_no_gpu_error, is_out_of_memory, is_sticky_cuda_error
-from .ground_truth import GroundTruth, to_float64
+from .ground_truth import GroundTruth, Truth, to_float64
 from .kernel_trace import stream_findings, trace_kernels
 from .model_state import buffer_differences, construction_difference
 from .module_loader import load_module
@@ -417,7 +417,7 @@ class Verification:
         self.verdict.correctness_rule = None if None in rules else "truth" if "truth" in rules else "reference"
         self._flag_degenerate(ref_stats)
 
-    def _truth_for(self, i: int, inputs: Callable[[], list[Any]], refs: list[torch.Tensor]) -> tuple[Optional[list[torch.Tensor]], str]:
+    def _truth_for(self, i: int, inputs: Callable[[], list[Any]], refs: list[torch.Tensor]) -> tuple[Optional[Truth], str]:
         assert self._truth is not None
         t0 = time.perf_counter()
         truth, why = self._truth.outputs(inputs(), refs)
@@ -436,7 +436,7 @@ class Verification:
             self.verdict.add(Finding("output_structure", f"{len(outs)} outputs, the reference has {len(refs)}", "comparison"))
             record.update(passed=False, rule=None)
             return record
-        truth: Optional[list[torch.Tensor]] = None
+        truth: Optional[Truth] = None
         why = ""
         if i == 0 and self._small:
             truth, why = self._truth_for(i, inputs, refs)
@@ -450,17 +450,21 @@ class Verification:
             value_miss = c.shape_ok and not c.close and not c.nan_inf_introduced and e.is_floating_point()
             if value_miss and truth is None and not why:
                 truth, why = self._truth_for(i, inputs, refs)
-            if truth is not None and k < len(truth) and truth[k].shape == e.shape and c.shape_ok:
-                t = compare_with_truth(a, e, truth[k], c.atol, c.rtol)
+            if truth is not None and k < len(truth.tensors) and c.shape_ok and (
+                    truth.tensors[k].shape[1:] == e.shape[1:] if truth.rows is not None else truth.tensors[k].shape == e.shape):
+                t = compare_with_truth(a, e, truth.tensors[k], c.atol, c.rtol, rows=truth.rows)
                 out.update(candidate_truth_err=t.candidate_err, reference_truth_err=t.reference_err)
+                if t.rows is not None:
+                    out["truth_rows"] = {"rows": t.rows, "of": t.of_rows, "why": truth.why_sampled}
                 if value_miss and t.passed:
                     out["rule"] = "truth"
             elif value_miss:
                 out["truth_skipped"] = why or "the fp64 truth has another shape"
             record["outputs"].append(out)
             where = f"output {k}, trial {i} ({distribution} inputs, seed {seed})"
-            against = (f"; against the fp64 truth the candidate is {out['candidate_truth_err']:.3g} off, the reference "
-                       f"{out['reference_truth_err']:.3g}" if "candidate_truth_err" in out else
+            on_rows = f" (on {out['truth_rows']['rows']} of {out['truth_rows']['of']} rows)" if "truth_rows" in out else ""
+            against = (f"; against the fp64 truth{on_rows} the candidate is {out['candidate_truth_err']:.3g} off, the "
+                       f"reference {out['reference_truth_err']:.3g}" if "candidate_truth_err" in out else
                        f"; fp64 truth skipped: {out['truth_skipped']}" if "truth_skipped" in out else "")
             checks = [("shape_mismatch", not c.shape_ok, f"{where}: shape {c.actual['shape']} vs {c.expected['shape']}"),
                       ("dtype_mismatch", not c.dtype_ok, f"{where}: dtype {c.actual['dtype']} vs {c.expected['dtype']}"),
@@ -478,6 +482,8 @@ class Verification:
         if truth is not None and not self.verdict.ground_truth:
             self.verdict.ground_truth = {"trial": i, "reference_max_abs_err": [o.get("reference_truth_err") for o in record["outputs"]],
                                          "candidate_max_abs_err": [o.get("candidate_truth_err") for o in record["outputs"]]}
+            if truth.rows is not None:
+                self.verdict.ground_truth["sampled"] = truth.why_sampled
         elif why and not self.verdict.ground_truth:
             self.verdict.ground_truth = {"trial": i, "skipped": why}
         return record

@@ -107,6 +107,26 @@ class ToleranceTest(unittest.TestCase):
         bad = compare_with_truth(worse, ref, truth, 1e-4, 1e-4, limit=97)
         self.assertEqual((bad.passed, bad.mismatched), (False, 1))
 
+    def test_truth_on_sampled_rows(self) -> None:
+        # A [16, 64] output, eager and the candidate each TF32-like off the truth; the truth on rows 0, 5, 10, 15.
+        g = torch.Generator().manual_seed(1)
+        truth = torch.randn(16, 64, generator=g, dtype=torch.float64)
+        ref = (truth + (torch.rand(16, 64, generator=g, dtype=torch.float64) - 0.5) * 1e-3).float()
+        cand = (truth + (torch.rand(16, 64, generator=g, dtype=torch.float64) - 0.5) * 1e-3).float()
+        rows = torch.tensor([0, 5, 10, 15])
+        good = compare_with_truth(cand, ref, truth[rows], 1e-4, 1e-4, limit=100, rows=rows)
+        self.assertTrue(good.passed)
+        self.assertEqual((good.rows, good.of_rows), (4, 16))
+        # A row the sample skipped, off by far more than any sampled discrepancy: not taken on trust.
+        wrong = cand.clone()
+        wrong[7] += 0.1
+        bad = compare_with_truth(wrong, ref, truth[rows], 1e-4, 1e-4, limit=100, rows=rows)
+        self.assertEqual((bad.passed, bad.mismatched), (False, 64))
+        # A sampled row further from the truth than eager's worst: fails by the truth rule itself.
+        wrong = cand.clone()
+        wrong[5, 3] = float(truth[5, 3]) + 5e-3
+        self.assertFalse(compare_with_truth(wrong, ref, truth[rows], 1e-4, 1e-4, rows=rows).passed)
+
     def test_summary_in_slices(self) -> None:
         x = torch.randn(1000, dtype=torch.float64) + 1e6
         self.assertAlmostEqual(summary(x, limit=77)["std"], float(x.std()), places=6)

@@ -83,11 +83,22 @@ class TruthRuleTest(unittest.TestCase):
         msg = next(f["message"] for f in v["findings"] if f["check"] == "output_mismatch")
         self.assertIn("fp64 truth", msg)
 
-    def test_truth_that_cannot_fit_is_skipped_with_the_reason(self) -> None:
+    def test_truth_that_cannot_fit_whole_is_taken_on_a_sample_of_rows(self) -> None:
         v = run(LOSSY, "exact_shift.py", memoryBudget=4096)
-        self.assertIn("output_mismatch", v["failed_checks"])
         self.assertEqual(v["memory"]["kept_on"], "cpu")
-        self.assertIn("GiB free", v["trials"][0]["outputs"][0]["truth_skipped"])
+        self.assertEqual(set(v["failed_checks"]), {"pytorch_compute"})
+        self.assertEqual(v["correctness_rule"], "truth")
+        sample = v["trials"][0]["outputs"][0]["truth_rows"]
+        self.assertEqual(sample["of"], 64)
+        self.assertLess(sample["rows"], 64)
+        self.assertIn("GiB free", sample["why"])
+        self.assertIn("rows", v["ground_truth"]["sampled"])
+
+    def test_a_wrong_row_outside_the_sample_still_fails(self) -> None:
+        v = run(LOSSY, "off_shift.py", memoryBudget=4096)
+        self.assertIn("output_mismatch", v["failed_checks"])
+        msg = next(f["message"] for f in v["findings"] if f["check"] == "output_mismatch")
+        self.assertIn("rows)", msg)
 
 
 class MemoryBudgetTest(unittest.TestCase):
