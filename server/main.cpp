@@ -184,8 +184,12 @@ int main(int argc, char** argv) {
   for (CLI::App* command : {serveCommand, optimizeCommand, verifyCommand, scoreCommand, benchCommand})
     command->group("Commands");
   // The options every command shares, defined once (CommandLine.h); `bench` passes them on to its optimize runs.
-  for (CLI::App* command : {serveCommand, optimizeCommand, verifyCommand, scoreCommand})
+  for (CLI::App* command : {serveCommand, optimizeCommand})
     cli::addSharedOptions(*command, common, cli::kAllShared);
+  // verify and score run no agent, so record no CODE/REFINE steps; verify asks no model either
+  // (score's --judge does).
+  cli::addSharedOptions(*verifyCommand, common, cli::kAllShared & ~cli::kLlm & ~cli::kTransitions);
+  cli::addSharedOptions(*scoreCommand, common, cli::kAllShared & ~cli::kTransitions);
   cli::addSharedOptions(*benchCommand, common, cli::kAllShared & ~cli::kTransitions);
   // The suite measures speedups: Nsight Compute (7–10 s a run) only when asked for.
   benchCommand->preparse_callback([&common](std::size_t) { common.config.ncuRuns = 0; });

@@ -11,16 +11,16 @@ import unittest
 
 from tests.cli import BIN, REPO, stitchcuda
 
-SHARED = ("--python", "--jobs-dir", "--ncu-runs", "--log", "--log-level", "--api-key-env", "--llm-token-budget",
-          "--llm-usd-budget", "--llm-price", "--llm-max-tokens", "--llm-temperature", "--llm-timeout",
-          "--llm-attempts", "--llm-stream")
+HOST = ("--python", "--jobs-dir", "--ncu-runs", "--log", "--log-level")
+SHARED = HOST + ("--api-key-env", "--llm-token-budget", "--llm-usd-budget", "--llm-price", "--llm-max-tokens",
+                 "--llm-temperature", "--llm-timeout", "--llm-attempts", "--llm-stream")
 JOB = ("--brain", "--model", "--base-url", "--allow-precision", "--precision", "--iterations", "--wall-seconds")
 OPTIONS = {
     "serve": ("--input-style", "--input-mirror", "--record-transitions") + SHARED,
     "optimize": ("FILE", "--out", "--kernels-folder", "--json", "--atol", "--rtol", "--gpu", "--record-transitions")
                 + JOB + SHARED,
     "verify": ("--reference", "--candidate", "--json", "--atol", "--rtol", "--trials", "--allow-precision",
-               "--precision", "--no-timing", "--kernelbench", "--seed") + SHARED,
+               "--precision", "--no-timing", "--kernelbench", "--seed") + HOST,
     "score": ("--reference", "--candidate", "--verdict", "--previous", "--feedback", "--previous-verdict", "--plan", "--profile",
               "--allow-precision", "--precision", "--json", "--batch", "--jobs", "--out", "--table", "--gpus", "--weight",
               "--judge", "--judge-model", "--judge-base-url") + SHARED,
@@ -147,6 +147,12 @@ class UsageErrorTest(CliTestCase):
         self.assertUsageError(stitchcuda("bench", *suite, "--no-gpu", "--brain", "openai"), "--brain", "--no-gpu")
         self.assertUsageError(stitchcuda("bench", *suite, "--no-gpu", "--every=2", "--slice=1/2"), "--every", "--slice")
         self.assertUsageError(stitchcuda("bench", *suite, "--record-transitions", "t"), "--record-transitions")
+
+    def test_options_a_command_has_no_use_for_are_refused(self) -> None:
+        verify, score = VALID["verify"], VALID["score"]
+        self.assertUsageError(stitchcuda("verify", *verify, "--llm-timeout", "3"), "--llm-timeout")
+        self.assertUsageError(stitchcuda("verify", *verify, "--record-transitions", "t"), "--record-transitions")
+        self.assertUsageError(stitchcuda("score", *score, "--record-transitions", "t"), "--record-transitions")
 
 
 @unittest.skipUnless(BIN, "set STITCHCUDA_BIN to the stitchcuda binary")
