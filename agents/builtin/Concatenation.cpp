@@ -93,7 +93,11 @@ Outcome<FusedKernel> copyIntoSlice(const Graph& graph, const Concatenation& cat,
   v.input = 0;
   for (int64_t s : x->shape) v.dimMap.push_back(s == 1 ? -1 : static_cast<int>(v.dimMap.size()));
   k.values.push_back(std::move(v));
-  k.outputs.push_back(intoSlice({x->id, 0, false, x->shape, "float32"}, cat, piece));
+  KernelOutput out;
+  out.tensorId = x->id;
+  out.value = 0;
+  out.shape = x->shape;
+  k.outputs.push_back(intoSlice(std::move(out), cat, piece));
   return k;
 }
 

@@ -237,7 +237,13 @@ Outcome<KernelOutput> KernelBuilder::output(const std::string& id) const {
     if (k.shape[d] != 1 && !(perRow && d >= k.reduceBegin && d < k.reduceEnd)) expected.push_back(d);
   if (mapped != expected)
     return Failure{"output " + id + " is broadcast or transposed relative to the kernel's iteration space"};
-  return KernelOutput{id, it->second.value, perRow, t->shape, t->dtype};
+  KernelOutput out;
+  out.tensorId = id;
+  out.value = it->second.value;
+  out.perRow = perRow;
+  out.shape = t->shape;
+  out.dtype = t->dtype;
+  return out;
 }
 
 // The operand's value: a kernel value, a scalar constant, or (for an external tensor) nullopt-
