@@ -451,16 +451,17 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
       cu << (i ? ", " : " ") << (lay.names.count(id) ? lay.names.at(id) : id);
     }
   }
-  bool gemm = false, conv = false, directDeconv = false;
+  bool gemm = false, conv = false, rnn = false, directDeconv = false;
   for (const auto& k : plan.kernels) {
     // A pointwise convolution measures a cuBLASLt GEMM against cuDNN.
     gemm = gemm || (k.library && (k.library->kind == LibraryCall::Kind::Gemm ||
                                   (k.library->kind == LibraryCall::Kind::Conv && pointwiseGemm(k.library->conv))));
     conv = conv || (k.library && k.library->kind == LibraryCall::Kind::Conv);
+    rnn = rnn || (k.library && k.library->kind == LibraryCall::Kind::Rnn);
     directDeconv =
         directDeconv || (k.library && k.library->kind == LibraryCall::Kind::Conv && directDeconvTile(k.library->conv));
   }
-  cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv, directDeconv, plan.tensorCores);
+  cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv, rnn, directDeconv, plan.tensorCores);
   std::vector<SegmentEntry> segments;
   for (const Step& step : lay.steps) {
     if (step.node) continue;

@@ -37,6 +37,8 @@ public:
       if (base == "slice") wholeSliceAsView(n);
       if ((base == "addmm" || base == "baddbmm") && splitAddmm(n, base, nodes)) continue;
       if (base == "convolution" && splitConvBias(n, nodes)) continue;
+      if (base == "set_") flatWeightBuffer(n);
+      if (base == "_cudnn_rnn" && sequenceMajorRnn(n, nodes)) continue;
       nodes.push_back(n);
     }
     g_["nodes"] = std::move(nodes);
@@ -448,6 +450,101 @@ private:
     nodes.push_back(node(n, "aten::view", json::array({tensorArg("self", biasId), valueArg("size", viewShape)}), view, "view"));
     nodes.push_back(node(n, "aten::add.Tensor", json::array({tensorArg("self", raw), tensorArg("other", view)}), out));
     return true;
+  }
+
+  // The node that reads `id` as its argument `name`, when it is the only reader of `id`.
+  const json* soleReader(const std::string& id, const std::string& name) const {
+    if (!readers_.count(id) || readers_.at(id) != 1) return nullptr;
+    const json& reader = g_["nodes"][lastReader_.at(id)];
+    return argTensor(reader, name) == id ? &reader : nullptr;
+  }
+
+  // PyTorch's try_get_weight_buf, `at::empty({0}).set_(weight[0].storage())`, hands _cudnn_rnn the
+  // storage its parameters are views into: the whole of it from offset 0, of which the first
+  // parameter is the start. The set_ becomes that view of the first parameter (as_strided over
+  // its storage), so the ABI passes the parameter's pointer and a forward that leaves the RNN in
+  // PyTorch makes the same view again; the empty tensor is then unread.
+  void flatWeightBuffer(json& n) {
+    if (overload(n.value("op", "")) != "source_Storage" || n["outputs"].size() != 1) return;
+    const std::string buf = n["outputs"][0];
+    const json* rnn = soleReader(buf, "weight_buf");
+    const json* weights = rnn ? input(*rnn, "weight") : nullptr;
+    if (!weights || !weights->contains("tensors") || (*weights)["tensors"].empty() || !(*weights)["tensors"][0].is_string())
+      return;
+    const std::string first = (*weights)["tensors"][0];
+    const json& b = byId_[buf];
+    const json& w = byId_[first];
+    const std::vector<int64_t> shape = b["shape"];
+    if (baseName(rnn->value("op", "")) != "_cudnn_rnn" || shape.size() != 1 || b["strides"] != json::array({1}) ||
+        b.value("storage_offset", -1) != 0 || w.value("storage_offset", -1) != 0 || w.value("dtype", "") != b.value("dtype", ""))
+      return;
+    n["op"] = "aten::as_strided";
+    n["kind"] = "view";
+    n["inputs"] = json::array({tensorArg("self", first), valueArg("size", shape), valueArg("stride", json::array({1})),
+                               valueArg("storage_offset", 0)});
+    n["result_index"] = nullptr;
+    setViewOf(buf, first);
+  }
+
+  // _cudnn_rnn with batch_first transposes its [N, T, I] input to a contiguous [T, N, I] copy, runs
+  // cuDNN sequence-major and returns its [T, N, H] output transposed: the captured output's strides
+  // are that transpose's, and the views the forward takes of it are computed from them. Said as
+  // nodes: a transpose of the input, a contiguous clone (a generated copy kernel), the RNN
+  // sequence-major, and the captured output a transpose view of what it writes.
+  bool sequenceMajorRnn(json& n, json& nodes) {
+    const json* first = input(n, "batch_first");
+    const json* sizes = input(n, "batch_sizes");
+    const std::string x = argTensor(n, "input");
+    if (!first || first->value("value", json(false)) != json(true) || !sizes || sizes->value("value", json()) != json::array() ||
+        x.empty() || n["outputs"].empty() || (n.contains("result_index") && n["result_index"].is_array() &&
+                                              (n["result_index"].empty() || n["result_index"][0] != 0)))
+      return false;
+    const std::string out = n["outputs"][0];
+    const std::vector<int64_t> xShape = byId_[x]["shape"], xStrides = byId_[x]["strides"];
+    const std::vector<int64_t> outShape = byId_[out]["shape"], outStrides = byId_[out]["strides"];
+    if (xShape.size() != 3 || outShape.size() != 3 || byId_[out].value("storage_offset", -1) != 0 ||
+        outStrides != std::vector<int64_t>{outShape[2], outShape[0] * outShape[2], 1})
+      return false;
+    const std::string xt = transposed(n, x, xStrides, nodes);
+    const std::string xc = newTensor(byId_[x], {xShape[1], xShape[0], xShape[2]});
+    nodes.push_back(node(n, "aten::clone", json::array({tensorArg("self", xt), formatArg()}), xc));
+    const std::string raw = newTensor(byId_[out], {outShape[1], outShape[0], outShape[2]});
+    json rnn = n;
+    for (json& a : rnn["inputs"]) {
+      if (a.value("name", "") == "input") a = tensorArg("input", xc);
+      if (a.value("name", "") == "batch_first") a = {{"name", "batch_first"}, {"value", false}, {"py", "False"}};
+    }
+    rnn["outputs"][0] = raw;
+    setProducer(raw, rnn["id"]);
+    nodes.push_back(rnn);
+    nodes.push_back(node(n, "aten::transpose.int", transposeArgs(raw), out, "view"));
+    setViewOf(out, raw);
+    return true;
+  }
+
+  // A [T, N, ...] view of `of` ([N, T, ...]) with its first two dims swapped.
+  std::string transposed(const json& like, const std::string& of, std::vector<int64_t> strides, json& nodes) {
+    std::vector<int64_t> shape = byId_[of]["shape"];
+    std::swap(shape[0], shape[1]);
+    std::swap(strides[0], strides[1]);
+    const std::string view = newTensor(byId_[of], shape, of);
+    byId_[view]["strides"] = strides;
+    added_[view]["strides"] = strides;
+    nodes.push_back(node(like, "aten::transpose.int", transposeArgs(of), view, "view"));
+    return view;
+  }
+
+  static json transposeArgs(const std::string& of) {
+    return json::array({tensorArg("self", of), valueArg("dim0", 0), valueArg("dim1", 1)});
+  }
+
+  static json formatArg() {
+    return {{"name", "memory_format"}, {"value", "contiguous_format"}, {"py", "torch.contiguous_format"}, {"keyword", true}};
+  }
+
+  void setViewOf(const std::string& id, const std::string& base) {
+    if (auto it = captured_.find(id); it != captured_.end()) g_["tensors"][it->second]["view_of"] = base;
+    byId_[id]["view_of"] = base;
   }
 
   json g_;

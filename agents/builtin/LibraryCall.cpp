@@ -4,6 +4,7 @@
 #include "agents/builtin/NodeArgs.h"
 
 #include <optional>
+#include <tuple>
 
 namespace stitch::agents::builtin {
 namespace {
@@ -143,15 +144,145 @@ Outcome<LibraryCall> matchConv(const Graph& g, const Node& node) {
   return c;
 }
 
+// `id` is `target` or a view of it.
+bool reaches(const Graph& g, const std::string& id, const std::string& target) {
+  for (const TensorInfo* t = g.tensor(id); t; t = t->viewOf ? g.tensor(*t->viewOf) : nullptr)
+    if (t->id == target) return true;
+  return false;
+}
+
+// Whether the forward returns `id` or a node other than `except` reads it (or a view of it).
+bool readElsewhere(const Graph& g, const std::string& id, int except) {
+  for (const auto& o : g.outputs)
+    if (reaches(g, o, id)) return true;
+  for (const Node& n : g.nodes) {
+    if (n.id == except) continue;
+    for (const Argument& a : n.inputs)
+      for (const auto& t : a.tensorIds())
+        if (!t.empty() && reaches(g, t, id)) return true;
+  }
+  return false;
+}
+
+// A contiguous float32 ABI tensor of `shape` for `name`: its root and element offset.
+Outcome<std::pair<std::string, int64_t>> rnnOperand(const Graph& g, const Node& node, const char* name,
+                                                    const std::vector<int64_t>& shape) {
+  const Argument* a = node.arg(name);
+  if (!a || !a->tensor) return Failure{node.where() + ": no " + name + " tensor"};
+  const TensorInfo* t = g.tensor(*a->tensor);
+  if (t->shape != shape) return Failure{node.where() + ": " + name + " is " + dims(t->shape) + ", expected " + dims(shape)};
+  if (!t->contiguous()) return Failure{node.where() + ": " + name + " " + t->id + " is not contiguous"};
+  auto r = abiTensor(g, t->id, node);
+  if (!r) return r.error();
+  return std::make_pair(r.value().first->id, r.value().second);
+}
+
+// What keeps a `_cudnn_rnn` node in PyTorch, if anything, before its tensors are read: the
+// configurations cuDNN runs here as PyTorch runs them (unpacked, no projection, biases, no
+// dropout drawn, sequence-major after GraphNormalize).
+std::optional<std::string> rnnUnsupported(const Node& node) {
+  const int64_t mode = static_cast<int64_t>(number(node, "mode", -1));
+  const auto batchSizes = node.arg("batch_sizes") ? asIntList(node.arg("batch_sizes")->value) : std::nullopt;
+  if (mode < 0 || mode > 3) return "unknown RNN mode " + std::to_string(mode);
+  if (number(node, "proj_size", 0) != 0) return "an LSTM with projections (proj_size) is not generated";
+  if (!batchSizes || !batchSizes->empty()) return "a packed sequence (batch_sizes) is not generated";
+  if (number(node, "dropout", 0) > 0 && number(node, "train", 0) != 0)
+    return "dropout between layers in training mode draws random masks, which a generated program cannot reproduce";
+  if (number(node, "weight_stride0", 0) != 4) return "an RNN without biases is not generated";
+  if (number(node, "batch_first", 0) != 0)
+    return "a batch_first call whose output was not captured as the transposed sequence-major result";
+  if (isNone(node, "weight_buf"))
+    return "its parameters are not one flat buffer (PyTorch compacts them on every call; call flatten_parameters())";
+  return std::nullopt;
+}
+
+// The parameters as RnnCall::weights: `expected` float32 tensors, the first the start of the flat
+// buffer `weight_buf` views (offset 0 of its storage, so its pointer is the buffer's).
+Outcome<bool> rnnWeights(const Graph& g, const Node& node, RnnCall& r, std::size_t expected) {
+  const Argument* w = node.arg("weight");
+  if (!w || w->tensors.size() != expected)
+    return Failure{node.where() + ": expected " + std::to_string(expected) + " parameter tensors (w_ih, w_hh, b_ih, b_hh per layer)"};
+  for (const auto& id : w->tensors) {
+    auto a = abiTensor(g, id, node);
+    if (!a) return a.error();
+    if (a.value().second != 0 || a.value().first->id != id) return Failure{node.where() + ": parameter " + id + " is a view"};
+    r.weights.push_back(id);
+  }
+  const TensorInfo* buf = g.tensor(*node.arg("weight_buf")->tensor);
+  auto root = abiTensor(g, buf->id, node);
+  if (!root) return root.error();
+  if (root.value().first->id != r.weights[0] || root.value().second != 0 || buf->shape.size() != 1 || !buf->contiguous() ||
+      g.tensor(r.weights[0])->storageOffset != 0)
+    return Failure{node.where() + ": weight_buf " + buf->id + " is not the flat buffer starting at the first parameter " +
+                   r.weights[0] + " (GraphNormalize resolves empty + set_.source_Storage to that view)"};
+  r.weightElements = buf->shape[0];
+  return true;
+}
+
+// The node's result at `position` of (output, hy, cy, reserve, weight_buf), or "".
+std::string rnnResult(const Node& node, int position) {
+  for (std::size_t i = 0; i < node.outputs.size(); ++i)
+    if ((node.resultIndex ? (*node.resultIndex)[i] : static_cast<int>(i)) == position) return node.outputs[i];
+  return "";
+}
+
+Outcome<LibraryCall> matchRnn(const Graph& g, const Node& node) {
+  if (auto why = rnnUnsupported(node)) return Failure{node.where() + ": " + *why};
+  LibraryCall c;
+  c.kind = LibraryCall::Kind::Rnn;
+  RnnCall& r = c.rnn;
+  r.mode = static_cast<int>(number(node, "mode", 2));
+  r.hiddenSize = static_cast<int64_t>(number(node, "hidden_size", 0));
+  r.layers = static_cast<int64_t>(number(node, "num_layers", 1));
+  r.directions = number(node, "bidirectional", 0) != 0 ? 2 : 1;
+  const Argument* in = node.arg("input");
+  if (!in || !in->tensor || g.tensor(*in->tensor)->shape.size() != 3)
+    return Failure{node.where() + ": expected a [sequence, batch, features] input"};
+  const auto& x = g.tensor(*in->tensor)->shape;
+  r.seqLength = x[0], r.batch = x[1], r.inputSize = x[2];
+  if (r.seqLength < 1 || r.batch < 1 || r.hiddenSize < 1 || r.layers < 1) return Failure{node.where() + ": an empty RNN"};
+  const std::vector<int64_t> state{r.layers * r.directions, r.batch, r.hiddenSize};
+  const bool lstm = r.mode == 2;
+  auto input = rnnOperand(g, node, "input", x);
+  auto hx = rnnOperand(g, node, "hx", state);
+  if (!input) return input.error();
+  if (!hx) return hx.error();
+  std::tie(r.input, r.inputOffset) = input.value();
+  std::tie(r.hx, r.hxOffset) = hx.value();
+  if (lstm) {
+    auto cx = rnnOperand(g, node, "cx", state);
+    if (!cx) return cx.error();
+    std::tie(r.cx, r.cxOffset) = cx.value();
+  }
+  if (auto w = rnnWeights(g, node, r, static_cast<std::size_t>(4 * r.layers * r.directions)); !w) return w.error();
+  r.output = rnnResult(node, 0), r.hy = rnnResult(node, 1), r.cy = lstm ? rnnResult(node, 2) : "";
+  const TensorInfo* out = r.output.empty() ? nullptr : g.tensor(r.output);
+  if (!out || out->shape != std::vector<int64_t>{r.seqLength, r.batch, r.directions * r.hiddenSize} || !out->contiguous() ||
+      r.hy.empty() || (lstm && r.cy.empty()))
+    return Failure{node.where() + ": its output, hy and cy are not the contiguous tensors cuDNN writes"};
+  // The reserve space (and a non-LSTM's empty cy) is what training's backward would read; the
+  // forward-only call keeps none of it.
+  std::vector<int> unkept{3, 4};
+  if (!lstm) unkept.push_back(2);
+  for (int position : unkept)
+    if (const std::string id = rnnResult(node, position); !id.empty() && readElsewhere(g, id, node.id))
+      return Failure{node.where() + ": the forward reads result " + std::to_string(position) + " (" + id +
+                     ") of _cudnn_rnn, which a forward-only cuDNN call does not produce"};
+  c.nodeIds.push_back(node.id);
+  return c;
+}
+
 }  // namespace
 
 bool isLibraryOp(const std::string& op) {
   const std::string b = baseName(op);
-  return b == "mm" || b == "bmm" || b == "convolution";
+  return b == "mm" || b == "bmm" || b == "convolution" || b == "_cudnn_rnn";
 }
 
 Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node) {
-  return baseName(node.op) == "convolution" ? matchConv(graph, node) : matchGemm(graph, node);
+  const std::string b = baseName(node.op);
+  if (b == "_cudnn_rnn") return matchRnn(graph, node);
+  return b == "convolution" ? matchConv(graph, node) : matchGemm(graph, node);
 }
 
 namespace {
@@ -229,7 +360,7 @@ std::vector<std::string> ConvEpilogue::reads() const {
 }
 
 bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
-  if (node.outputs.empty()) return false;
+  if (node.outputs.empty() || call.kind == LibraryCall::Kind::Rnn) return false;
   if (call.kind == LibraryCall::Kind::Conv) {
     ConvCall folded = call.conv;
     if (!foldConvEpilogue(folded, graph, node)) return false;
@@ -279,6 +410,12 @@ bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
 }
 
 std::vector<std::string> LibraryCall::reads() const {
+  if (kind == Kind::Rnn) {
+    std::vector<std::string> r{rnn.input, rnn.hx};
+    if (!rnn.cx.empty()) r.push_back(rnn.cx);
+    r.insert(r.end(), rnn.weights.begin(), rnn.weights.end());
+    return r;
+  }
   if (kind == Kind::Conv) {
     std::vector<std::string> r{conv.input, conv.weight};
     for (const auto& id : conv.epilogue.reads()) r.push_back(id);
@@ -289,9 +426,37 @@ std::vector<std::string> LibraryCall::reads() const {
   return r;
 }
 
-std::string LibraryCall::output() const { return kind == Kind::Conv ? conv.output : gemm.output; }
+std::string LibraryCall::output() const {
+  return kind == Kind::Rnn ? rnn.output : kind == Kind::Conv ? conv.output : gemm.output;
+}
+
+std::vector<std::string> LibraryCall::outputs() const {
+  if (kind != Kind::Rnn) return {output()};
+  std::vector<std::string> w{rnn.output, rnn.hy};
+  if (!rnn.cy.empty()) w.push_back(rnn.cy);
+  return w;
+}
+
+namespace {
+
+// Gates per cell: the rows of w_ih and w_hh over the hidden size.
+int64_t gates(int mode) { return mode == 2 ? 4 : mode == 3 ? 3 : 1; }
+
+// Two flops per multiply-add of each step's input and recurrent GEMMs, every layer and direction
+// (the gates' elementwise work is left out, as a GEMM's epilogue is).
+double rnnFlops(const RnnCall& r) {
+  double f = 0;
+  for (int64_t l = 0; l < r.layers; ++l) {
+    const int64_t in = l == 0 ? r.inputSize : r.directions * r.hiddenSize;
+    f += 2.0 * r.directions * r.seqLength * r.batch * gates(r.mode) * r.hiddenSize * static_cast<double>(in + r.hiddenSize);
+  }
+  return f;
+}
+
+}  // namespace
 
 double LibraryCall::flops() const {
+  if (kind == Kind::Rnn) return rnnFlops(rnn);
   if (kind == Kind::Gemm) return 2.0 * gemm.batch * gemm.m * gemm.n * gemm.k;
   // Every output of the forward convolution (the input of a transposed one) meets weight[1:]
   // (C/g times the window) in one multiply-add each.
@@ -300,6 +465,15 @@ double LibraryCall::flops() const {
   for (int64_t s : big) outputs *= static_cast<double>(s);
   for (std::size_t d = 1; d < conv.weightShape.size(); ++d) window *= static_cast<double>(conv.weightShape[d]);
   return 2.0 * outputs * window;
+}
+
+// PyTorch's use_rnn_persist_small_h for a forward (every GPU the candidates build for has compute
+// capability 6 or more).
+bool RnnCall::persistSmallH() const { return mode <= 1 ? hiddenSize <= 384 : hiddenSize <= 192; }
+
+const char* RnnCall::modeName() const {
+  static const char* names[] = {"RNN (ReLU)", "RNN (tanh)", "LSTM", "GRU"};
+  return names[mode];
 }
 
 int directConvTile(const ConvCall& c) {
@@ -346,7 +520,22 @@ int directDeconvTile(const ConvCall& c) {
   return tile;
 }
 
+namespace {
+
+// "cuDNN RNN LSTM 6 layers, hidden 256, input 128, sequence 512 x batch 10, unidirectional, ...".
+std::string describeRnn(const RnnCall& r) {
+  return std::string("cuDNN RNN ") + r.modeName() + " " + std::to_string(r.layers) + " layer(s), hidden " +
+         std::to_string(r.hiddenSize) + ", input " + std::to_string(r.inputSize) + ", sequence " +
+         std::to_string(r.seqLength) + " x batch " + std::to_string(r.batch) +
+         (r.directions == 2 ? ", bidirectional" : ", unidirectional") +
+         (r.persistSmallH() ? ", persistent small-hidden algorithm" : ", standard algorithm") +
+         " (as PyTorch picks it), the parameters' flat buffer read in place";
+}
+
+}  // namespace
+
 std::string LibraryCall::describe() const {
+  if (kind == Kind::Rnn) return describeRnn(rnn) + precisionText();
   if (kind == Kind::Conv) {
     const std::size_t spatial = conv.inShape.size() - 2;
     std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
@@ -396,14 +585,14 @@ std::string LibraryCall::describe() const {
 }
 
 std::string LibraryCall::precisionText() const {
-  const bool isConv = kind == Kind::Conv;
-  const char* flag = isConv ? "cudnn.allow_tf32" : "cuda.matmul.allow_tf32";
-  const std::string op = isConv ? "convolution" : "matmul";
+  const bool cudnn = kind != Kind::Gemm;  // cuDNN math types: a convolution or an RNN
+  const char* flag = cudnn ? "cudnn.allow_tf32" : "cuda.matmul.allow_tf32";
+  const std::string op = kind == Kind::Rnn ? "recurrent layer" : cudnn ? "convolution" : "matmul";
   if (tf32()) {
-    const std::string how = isConv ? "TF32 tensor cores" : "TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)";
+    const std::string how = cudnn ? "TF32 tensor cores" : "TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)";
     return ", " + how + ", as eager runs this " + op + " (" + flag + ")";
   }
-  const std::string exact = isConv ? "exact fp32 (FMA math)" : "exact fp32";
+  const std::string exact = cudnn ? "exact fp32 (FMA math)" : "exact fp32";
   switch (precisionWhy) {
     case PrecisionWhy::Eager: return ", " + exact + ", as eager runs this " + op + " (" + flag + " off)";
     case PrecisionWhy::JobFp32: return ", " + exact + ", as the job asks (--precision fp32)";

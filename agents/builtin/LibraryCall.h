@@ -1,8 +1,9 @@
 // A heavy operator that runs through a library (design §8): a GEMM through cuBLASLt, with the
 // scaling, bias and activation that follow it folded into cuBLASLt's epilogue where the library
-// has one, or a convolution (plain or transposed, 1-D to 3-D, strided, dilated, grouped) through
-// cuDNN. Matching reads the captured strides, so transposed weights (linear's `t`) and batched
-// views need no copy.
+// has one, a convolution (plain or transposed, 1-D to 3-D, strided, dilated, grouped) through
+// cuDNN, or a stack of recurrent layers (nn.LSTM, nn.GRU, nn.RNN) through cuDNN's RNN API.
+// Matching reads the captured strides, so transposed weights (linear's `t`) and batched views need
+// no copy.
 #pragma once
 
 #include "agents/builtin/GraphIR.h"
@@ -63,6 +64,33 @@ struct ConvCall {
   bool tf32 = false;
 };
 
+// nn.LSTM / nn.GRU / nn.RNN as PyTorch runs them on a GPU: `aten::_cudnn_rnn` over the
+// parameters' one flat buffer, configured as PyTorch configures cuDNN (so that buffer is in the
+// layout cuDNN expects). Sequence-major: GraphNormalize turns a batch_first call into a
+// transposed copy of the input, a sequence-major call and a transposed view of its output, as
+// _cudnn_rnn itself does.
+struct RnnCall {
+  int mode = 2;  // cudnnRNNMode_t, as _cudnn_rnn's `mode`: 0 RNN_RELU, 1 RNN_TANH, 2 LSTM, 3 GRU
+  int64_t seqLength = 0, batch = 0, inputSize = 0, hiddenSize = 0, layers = 1, directions = 1;
+  // ABI tensors, read contiguous: x [T, N, I], hx and cx [layers * directions, N, H] (cx "" but
+  // for an LSTM); their element offsets.
+  std::string input, hx, cx;
+  int64_t inputOffset = 0, hxOffset = 0, cxOffset = 0;
+  // The parameters (w_ih, w_hh, b_ih, b_hh per layer and direction), views into one flat buffer of
+  // `weightElements` floats that starts at the first one's pointer; the first call checks each
+  // pointer against where cuDNN expects that matrix or bias.
+  std::vector<std::string> weights;
+  int64_t weightElements = 0;
+  std::string output, hy, cy;  // written contiguous: [T, N, directions * H], hy and cy as hx (cy "" but for an LSTM)
+  // cuDNN's default math (TF32 tensor cores allowed), as eager runs its RNNs while
+  // torch.backends.cudnn.allow_tf32 is on; else FMA math, exact fp32.
+  bool tf32 = false;
+  // cuDNN's algorithm as PyTorch picks it (get_algo): the persistent small-hidden kernel for
+  // unpacked fp32 inputs with small hidden sizes, else the standard one.
+  bool persistSmallH() const;
+  const char* modeName() const;
+};
+
 // Why a library call runs in its precision, for the plan's technique (LibraryCall::describe).
 enum class PrecisionWhy {
   Unstated,  // no reason given (eager's flags unknown): exact fp32
@@ -71,16 +99,20 @@ enum class PrecisionWhy {
 };
 
 struct LibraryCall {
-  enum class Kind { Gemm, Conv };
+  enum class Kind { Gemm, Conv, Rnn };
   Kind kind = Kind::Gemm;
   GemmCall gemm;
   ConvCall conv;
+  RnnCall rnn;
   std::vector<int> nodeIds;  // the anchor and the epilogue nodes folded into it
   PrecisionWhy precisionWhy = PrecisionWhy::Unstated;
-  bool tf32() const { return kind == Kind::Gemm ? gemm.tf32 : conv.tf32; }
+  bool tf32() const { return kind == Kind::Gemm ? gemm.tf32 : kind == Kind::Conv ? conv.tf32 : rnn.tf32; }
+  void setTf32(bool on) { gemm.tf32 = conv.tf32 = rnn.tf32 = on; }
 
   std::vector<std::string> reads() const;
+  // The tensor an epilogue would replace (an RNN's `output`), and every tensor the call writes.
   std::string output() const;
+  std::vector<std::string> outputs() const;
   double flops() const;
   // "cuBLASLt GEMM 4096x1024x512, bias + relu epilogue, exact fp32, as eager runs this matmul
   // (cuda.matmul.allow_tf32 off), ...": the call, its epilogue, its precision and why.
@@ -106,12 +138,13 @@ bool pointwiseGemm(const ConvCall& c);
 // phase for the tile within 32 KiB of shared memory and a grid within CUDA's limits.
 int directDeconvTile(const ConvCall& c);
 
-// mm, bmm and convolution (after normalizeGraph, addmm/baddbmm are mm/bmm plus explicit nodes).
+// mm, bmm, convolution and _cudnn_rnn (after normalizeGraph, addmm/baddbmm are mm/bmm plus
+// explicit nodes).
 bool isLibraryOp(const std::string& op);
 // Says why when the operands do not fit (a dtype, a layout neither row- nor column-major, ...).
 Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node);
 // Folds `node` into the call's epilogue when the call can apply it there and it reads the call's
-// output. A GEMM's is cuBLASLt's: a scalar multiply (alpha, before anything else), a
+// output (an RNN takes none). A GEMM's is cuBLASLt's: a scalar multiply (alpha, before anything else), a
 // row-broadcast bias add, then ReLU or tanh-GELU (cuBLASLt's GELU is the tanh form, so erf-GELU
 // stays in a generated kernel). A forward convolution's is ConvEpilogue. The caller makes sure
 // nothing else reads the output being replaced.

@@ -1,5 +1,5 @@
-// Host code for library calls (design §8): a cuBLASLt matmul with its epilogue, or a cuDNN
-// (transposed) convolution, as a launcher with the same signature as a generated kernel's. The
+// Host code for library calls (design §8): a cuBLASLt matmul with its epilogue, a cuDNN
+// (transposed) convolution, or a cuDNN RNN, as a launcher with the same signature as a generated kernel's. The
 // handles and one workspace are made once per loaded candidate; on its first call each launcher
 // picks its algorithm by measurement (cuBLASLt's configurations and every cuDNN algorithm timed on
 // the real buffers, against a direct kernel or a pointwise convolution's GEMM where one applies),
@@ -17,13 +17,14 @@
 
 namespace stitch::agents::builtin {
 
-// The headers, handles, workspace and the shared prepare/run helpers; empty when neither is used.
+// The headers, handles, workspace and the shared prepare/run helpers; empty when no library is used.
+// `rnn`: some step is a cuDNN RNN (RnnCall).
 // `gemm` also where a pointwise convolution (pointwiseGemm) measures cuBLASLt against cuDNN.
 // `tensorCores`: the job allows TF32, so each call also measures its fp32-accurate 3xTF32 form
 // (three TF32 tensor-core calls on operands split into hi + lo) and keeps it where faster.
 // `directDeconv`: some transposed convolution has a direct kernel (directDeconvTile), whose
 // templates are then included.
-std::string emitLibraryPrelude(bool gemm, bool conv, bool directDeconv, bool tensorCores);
+std::string emitLibraryPrelude(bool gemm, bool conv, bool rnn, bool directDeconv, bool tensorCores);
 
 // How many cuDNN calls a convolution's groups take: 1 (cuDNN groups them itself) or one per group
 // (1 < groups < channels; see sc_conv_shape in the generated code for why).

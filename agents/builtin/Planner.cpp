@@ -131,7 +131,7 @@ private:
   // (a pooling window, a reduction, more elementwise operators) fuses there instead, which costs
   // no pass of its own when cuDNN runs the convolution.
   bool foldIntoLibrary(const Node& n) {
-    if (!options_.fuse || !onlyViewsOpen()) return false;
+    if (!options_.fuse || !onlyViewsOpen() || library_->kind == LibraryCall::Kind::Rnn) return false;
     if (consumedOutside(library_->output(), {n.id})) return false;
     if (library_->kind == LibraryCall::Kind::Conv && !tailEndsInEpilogue(n)) return false;
     LibraryCall folded = *library_;
@@ -378,13 +378,13 @@ private:
     std::set<std::string> roots;
     for (const auto& id : call.reads())
       if (roots.insert(id).second) p.floorBytes += bytesOf(*graph_.tensor(id));
-    p.floorBytes += bytesOf(*graph_.tensor(call.output()));
+    for (const auto& id : call.outputs()) p.floorBytes += bytesOf(*graph_.tensor(id));
     p.expectedGainPct = gainPct(p);
     call.precisionWhy = options_.precisionWhy;
-    if (call.kind == LibraryCall::Kind::Gemm) call.gemm.tf32 = options_.matmulTf32;
-    else call.conv.tf32 = options_.convTf32;
+    // cuDNN's math types follow cudnn.allow_tf32 for an RNN as for a convolution.
+    call.setTf32(call.kind == LibraryCall::Kind::Gemm ? options_.matmulTf32 : options_.convTf32);
     p.technique = call.describe();
-    if (options_.tensorCores && !call.tf32())
+    if (options_.tensorCores && !call.tf32() && call.kind != LibraryCall::Kind::Rnn)
       p.technique += "; its fp32-accurate 3xTF32 form on tensor cores where measured faster (the job allows TF32)";
     p.library = std::move(call);
     return p;
@@ -475,7 +475,7 @@ std::vector<std::string> PlannedKernel::reads() const {
 }
 
 std::vector<std::string> PlannedKernel::writes() const {
-  if (library) return {library->output()};
+  if (library) return library->outputs();
   std::vector<std::string> w;
   for (const auto& o : kernel.outputs) w.push_back(o.tensorId);
   return w;
@@ -500,7 +500,7 @@ bool Plan::toExactFp32() {
     if (k.library) {
       LibraryCall& call = *k.library;
       changed = changed || call.tf32();
-      call.gemm.tf32 = call.conv.tf32 = false;
+      call.setTf32(false);
       call.precisionWhy = PrecisionWhy::Unstated;
       k.technique = call.describe();
     }
