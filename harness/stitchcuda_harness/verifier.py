@@ -291,7 +291,10 @@ class Verification:
             for b, old in zip(self.ref_model.buffers(), saved):
                 b.copy_(old)
         flags = precision_state()
-        conv = sorted(op for op in rec.ops if "convolution" in op or "conv" in op.split("::")[-1])
+        # cuDNN's ops that follow cudnn.allow_tf32: its convolutions, and the RNNs (nn.LSTM, nn.GRU,
+        # nn.RNN) it runs as aten::_cudnn_rnn, whose math type the built-in brain matches the same way.
+        conv = sorted(op for op in rec.ops
+                      if "convolution" in op or "conv" in op.split("::")[-1] or op == "aten::_cudnn_rnn")
         matmul = sorted(op for op in rec.ops if op.split("::")[-1] in ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear"))
         tf32_ops = (conv if flags["cudnn.allow_tf32"] else []) + (matmul if flags["cuda.matmul.allow_tf32"] else [])
         on_gpu = self.device.type == "cuda"
