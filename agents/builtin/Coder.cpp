@@ -105,7 +105,7 @@ std::optional<std::string> viewExpr(const Graph& graph, const Layout& l, const s
   if (it == l.index.end() || !l.slots[it->second].allocated) return std::nullopt;
   const std::string& buffer = l.slots[it->second].expr;
   if (root == t) return buffer;
-  if (t->storageOffset == root->storageOffset && t->strides == contiguousStrides(t->shape))
+  if (t->storageOffset == root->storageOffset && root->contiguous() && t->strides == contiguousStrides(t->shape))
     return buffer + ".view(" + tuple(t->shape) + ")";
   return buffer + ".as_strided(" + tuple(t->shape) + ", " + tuple(t->strides) + ", " +
          std::to_string(t->storageOffset - root->storageOffset) + ")";
@@ -173,7 +173,9 @@ void nameBuffers(const Graph& graph, const Plan& plan, Layout& l) {
         std::size_t b = 0;
         for (; b < l.buffers.size(); ++b) {
           const TensorInfo* u = graph.tensor(l.buffers[b]);
-          if (freeAfter[b] < step && u->shape == t->shape && u->dtype == t->dtype) break;
+          if (freeAfter[b] < step && u->shape == t->shape && u->dtype == t->dtype &&
+              u->allocationStrides() == t->allocationStrides())
+            break;
         }
         if (b == l.buffers.size()) {
           l.buffers.push_back(id);
@@ -337,7 +339,9 @@ std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource
   py << indented(l.guards, indent);
   const std::string device = l.device;
   auto empty = [&](const TensorInfo* t) {
-    return "torch.empty(" + tuple(t->shape) + ", dtype=torch." + t->dtype + ", device=" + device + ")";
+    const std::string kind = ", dtype=torch." + t->dtype + ", device=" + device + ")";
+    if (t->contiguous()) return "torch.empty(" + tuple(t->shape) + kind;
+    return "torch.empty_strided(" + tuple(t->shape) + ", " + tuple(t->allocationStrides()) + kind;
   };
   if (!l.buffers.empty()) {
     // Made on the first call (and again only if the device changes), then reused.
@@ -408,7 +412,7 @@ std::string layoutChecks(const Graph& graph, const Layout& l, std::size_t s, std
   cu << "};\nstatic const int64_t kStrides" << n << "[][8] = {";
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const TensorInfo* t = graph.tensor(ids[i]);
-    cu << (i ? ", " : "") << cArray(l.index.count(ids[i]) && allocated(ids[i]) ? contiguousStrides(t->shape) : t->strides);
+    cu << (i ? ", " : "") << cArray(l.index.count(ids[i]) && allocated(ids[i]) ? t->allocationStrides() : t->strides);
   }
   cu << "};\n";
   return "      for (int i = 0; i < n; ++i) {\n"

@@ -141,6 +141,26 @@ bool TensorInfo::contiguous() const {
   return true;
 }
 
+bool TensorInfo::dense() const {
+  std::vector<std::size_t> dims;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) dims.push_back(d);
+  std::stable_sort(dims.begin(), dims.end(), [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
+  int64_t expected = 1;
+  for (std::size_t d : dims) {
+    if (strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+std::vector<int64_t> TensorInfo::allocationStrides() const {
+  if (dense()) return strides;
+  std::vector<int64_t> out(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;) out[d - 1] = out[d] * shape[d];
+  return out;
+}
+
 const Argument* Node::arg(const std::string& name) const {
   for (const Argument& a : inputs)
     if (a.name == name) return &a;
@@ -181,8 +201,8 @@ Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {
   const TensorInfo* root = viewRoot(t);
   if (root->role == "constant")
     return Failure{"tensor " + t.id + " was made outside ATen (role constant); ModelNew cannot pass it"};
-  if (root->role == "intermediate" && !root->contiguous())
-    return Failure{"intermediate " + root->id + " is not contiguous; the generated buffers are"};
+  if (root->role == "intermediate" && !root->dense())
+    return Failure{"intermediate " + root->id + " has gaps or overlaps in its strides; the generated buffers are dense"};
   return root;
 }
 
@@ -223,7 +243,7 @@ Outcome<Graph> parseGraph(const json& j) {
       for (std::size_t i = 0; i < it->size(); ++i) {
         const std::string path = "uncovered[" + std::to_string(i) + "]";
         g.uncovered.push_back({get<std::string>((*it)[i], "op", path), (*it)[i].value("reason", ""),
-                               source((*it)[i], path)});
+                               source((*it)[i], path), std::nullopt, 0});
       }
     if (auto it = j.find("input_values"); it != j.end() && it->is_object())
       for (const auto& [k, v] : it->items())

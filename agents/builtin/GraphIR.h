@@ -37,6 +37,11 @@ struct TensorInfo {
   int64_t numel() const;
   int64_t elementBytes() const;  // 0 for a dtype the brain does not know
   bool contiguous() const;
+  // Its elements fill numel() consecutive elements in some order of its dims (a transposed or
+  // permuted contiguous tensor, as eager's elementwise ops return for such an input).
+  bool dense() const;
+  // The strides a buffer for it is made with: its own where they are dense, else contiguous.
+  std::vector<int64_t> allocationStrides() const;
 };
 
 // A non-tensor argument: None, bool, int, float, string, an int or float list, or something
@@ -104,8 +109,8 @@ struct Graph {
   const TensorInfo* tensor(const std::string& id) const;
   const Node* node(int id) const;
   // The tensor the ABI passes for `t`: the root of its view chain, when ModelNew can pass it
-  // (not a constant made outside ATen, and an intermediate only when contiguous, as the
-  // generated buffers are); otherwise why not.
+  // (not a constant made outside ATen, and an intermediate only when dense, as the generated
+  // buffers are: made with its recorded strides); otherwise why not.
   Outcome<const TensorInfo*> abiRoot(const TensorInfo& t) const;
   // The end of `t`'s view chain (views and in-place results): the tensor whose storage it is.
   const TensorInfo* viewRoot(const TensorInfo& t) const;

@@ -243,6 +243,14 @@ Outcome<KernelOutput> KernelBuilder::output(const std::string& id) const {
   out.perRow = perRow;
   out.shape = t->shape;
   out.dtype = t->dtype;
+  // A transposed result (eager's elementwise op keeps its input's layout) is written at its own
+  // strides, so what reads it — a GEMM operand, a PyTorch step — sees eager's layout.
+  if (!t->contiguous()) {
+    if (perRow || !t->dense())
+      return Failure{"output " + id + " is not laid out densely or is a row-wise result; a kernel writes a transposed "
+                     "layout only per element"};
+    out.strides = t->strides;
+  }
   return out;
 }
 

@@ -242,5 +242,30 @@ TEST(Layout, SlicesSelectsAndSplitsAreReadThroughStridesAndOffsets) {
   EXPECT_TRUE(exp);
 }
 
+// An elementwise result of a transposed view keeps the view's layout, as eager returns it: its
+// kernel writes it at those strides, and the GEMM reads it there as a batch of row-major matrices
+// (nn.MultiheadAttention's scaled query); before, the bmm stayed in PyTorch.
+TEST(Layout, ATransposedElementwiseResultIsWrittenAtItsStridesForTheGemmThatReadsIt) {
+  Fixture f = fixture("transposed_scale_bmm");
+  EXPECT_EQ(leftOf(f.plan), "");
+  const auto written = writesInto(f.plan, "t4");
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_EQ(written[0].strides, (std::vector<int64_t>{4, 32, 1}));
+  const PlannedKernel* gemm = nullptr;
+  for (const auto& k : f.plan.kernels)
+    if (k.library && k.library->kind == LibraryCall::Kind::Gemm) gemm = &k;
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->library->gemm.a.tensorId, "t4");
+  EXPECT_EQ(gemm->library->gemm.a.batchStride, 4);
+  EXPECT_EQ(gemm->library->gemm.a.rowStride, 32);
+}
+
+// A returned elementwise result of a transposed input is made with eager's strides.
+TEST(Layout, AReturnedTransposedResultIsAllocatedWithEagersStrides) {
+  auto c = testing::fixtureCandidate("transposed_result");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(has(c.value().python, "torch.empty_strided((4, 8, 6), (48, 1, 8)")) << c.value().python;
+}
+
 }  // namespace
 }  // namespace stitch::agents::builtin
