@@ -60,7 +60,7 @@ public:
       : graph_(g), times_(times), options_(o), open_(g) {}
 
   Plan run() {
-    for (const auto& u : graph_.uncovered) plan_.uncovered.push_back({u.op, u.reason, u.source});
+    for (const auto& u : graph_.uncovered) plan_.uncovered.push_back({u.op, u.reason, u.source, std::nullopt, 0});
     const std::set<int> operandViews = libraryOperandViews();
     for (const Node& n : graph_.nodes) {
       // An allocation alone moves no data; a node that reads it finds no writer and says so.
