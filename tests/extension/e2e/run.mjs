@@ -412,12 +412,12 @@ try {
     const optimizeLive = async () => {
       await wb.openFile('live_block.py');
       const before = await liveJobs();
-      await wb.runCommand('StitchCUDA: Optimize with StitchCUDA');
+      await wb.runCommand('Optimize with StitchCUDA');
       await waitFor(async () => (await liveJobs()) > before, 'a new live job in the plan view', 30000);
     };
     await check('live: the progress notification\'s Cancel cancels the job', async () => {
       await wb.openFile('live_block.py');
-      await wb.runCommand('StitchCUDA: Optimize with StitchCUDA');
+      await wb.runCommand('Optimize with StitchCUDA');
       const toast = page.locator('.notification-toast', { hasText: 'optimizing live_block.py' });
       await toast.waitFor({ state: 'visible', timeout: 20000 });
       await page.waitForTimeout(500); // let the toast finish sliding in before the screenshot
@@ -583,7 +583,7 @@ try {
 
     await check('live: a model that raises when built gets the error as a diagnostic on its line', async () => {
       await wb.openFile('broken_model.py');
-      await wb.runCommand('StitchCUDA: Optimize with StitchCUDA');
+      await wb.runCommand('Optimize with StitchCUDA');
       await page.locator('.notification-toast', { hasText: 'broken_model.py:11:' }).waitFor({ timeout: 60000 });
       await waitFor(async () => (await page.locator('.editor-group-container.active .squiggly-error').count()) > 0, 'an error squiggle', 15000);
       await page.mouse.move(900, 700);  // away from the tabs, whose tooltip is a hover too
@@ -608,7 +608,7 @@ try {
       await waitFor(hostRunning, 'the status bar to show a running host', 20000);
       await wb.dismissNotifications();
       await wb.openFile('live_block.py');
-      await wb.runCommand('StitchCUDA: Optimize with StitchCUDA');
+      await wb.runCommand('Optimize with StitchCUDA');
       const toast = page.locator('.notification-toast', { hasText: 'has no PyTorch' });
       await toast.waitFor({ timeout: 60000 });
       const said = await toast.innerText();
