@@ -104,6 +104,7 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
                                                        {"ge", ">="}, {"lt", "<"},  {"le", "<="}};
   if (auto it = cmp.find(fn); it != cmp.end()) return "((" + x + " " + it->second + " " + y + ") ? 1.0f : 0.0f)";
   if (fn == "where") return "(" + x + " != 0.0f ? " + y + " : " + a.at(2) + ")";
+  if (fn == "clamp_tensor") return "sc_min(sc_max(" + x + ", " + y + "), " + a.at(2) + ")";
   return "/* unknown function " + fn + " */ " + x;
 }
 

@@ -540,8 +540,13 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
       if (dt && !std::holds_alternative<std::monostate>(dt->value) && graph_->tensor(out0)->dtype != "float32")
         return Failure{node.where() + ": casts to " + graph_->tensor(out0)->dtype + " are left to PyTorch"};
     }
-    if (b == "clamp" && ((node.arg("min") && node.arg("min")->tensor) || (node.arg("max") && node.arg("max")->tensor)))
-      return Failure{node.where() + ": clamp with tensor bounds is left to PyTorch"};
+    if (b == "clamp" && ((node.arg("min") && node.arg("min")->tensor) || (node.arg("max") && node.arg("max")->tensor))) {
+      // clamp.Tensor is minimum(maximum(self, min), max), each bound optional, NaN kept as those keep it.
+      const bool lo = !isNone(node, "min"), hi = !isNone(node, "max");
+      auto v = lo && hi ? elementwise(node, "clamp_tensor", {"self", "min", "max"})
+                        : elementwise(node, lo ? "maximum" : "minimum", {"self", lo ? "min" : "max"});
+      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
+    }
     std::string fn = b;
     std::vector<double> params;
     if (b == "gelu") {

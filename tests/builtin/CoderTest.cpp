@@ -34,6 +34,13 @@ TEST(Coder, ArgmaxWritesInt64IndicesAndChecksTheirDtype) {
   EXPECT_TRUE(has(pythonOf("31_argmax_lastdim"), "dtype=torch.int64"));
 }
 
+// clamp.Tensor: both bounds, either alone, each a broadcast tensor; generated_on_cpu.py runs it.
+TEST(Coder, ClampWithTensorBoundsIsGenerated) {
+  const std::string cu = cudaOf("clamp_tensor_bounds");
+  EXPECT_TRUE(has(cu, "sc_min(sc_max("));
+  EXPECT_TRUE(has(pythonOf("clamp_tensor_bounds"), "STITCH_PYTORCH_OPS = {}"));
+}
+
 TEST(Coder, AnyAllWriteBool) {
   const std::string cu = cudaOf("34_any_all");
   EXPECT_TRUE(has(cu, "bool* out0"));
