@@ -51,8 +51,8 @@ const std::set<std::string>& compositeOps() {
   return ops;
 }
 
-// Layout without data movement. Transposes, permutes, slices, selects and splits of a tensor a
-// kernel reads from outside are read through their strides and offset; of a value the open kernel
+// Layout without data movement. Transposes, permutes, slices, selects, splits and unfold's windows
+// (a vision transformer's patches) of a tensor a kernel reads from outside are read through their strides and offset; of a value the open kernel
 // computes, they close it (the value is written) and the next kernel reads the written buffer
 // through the view's strides. (split, chunk and unbind return a list of such views; GraphNormalize
 // makes each a view of `self`.)
@@ -61,7 +61,7 @@ const std::set<std::string>& viewOps() {
                                          "expand", "flatten",      "_reshape_alias", "transpose", "permute",
                                          "t",      "slice",        "select",  "narrow",    "split",
                                          "split_with_sizes", "chunk", "unbind", "tensor_split", "unsafe_split",
-                                         "unsafe_split_with_sizes", "unsafe_chunk"};
+                                         "unsafe_split_with_sizes", "unsafe_chunk", "unfold"};
   return ops;
 }
 
@@ -69,7 +69,7 @@ const std::set<std::string>& viewOps() {
 // they are all of it, in order, and otherwise a part the open kernel cannot iterate over.
 bool takesPart(const std::string& base) {
   return base == "slice" || base == "select" || base == "narrow" || base.find("split") != std::string::npos ||
-         base.find("chunk") != std::string::npos || base == "unbind";
+         base.find("chunk") != std::string::npos || base == "unbind" || base == "unfold";
 }
 
 // Tensors of one value, which read nothing but their size: zeros_like, full_like, ...
