@@ -395,6 +395,9 @@ private:
       case ValueOp::Concat:
         expr = concat(id, o, indent);
         break;
+      case ValueOp::Triangle:
+        expr = triangle(id, value(v.args.at(0), s, o, indent), o, indent);
+        break;
       default: {
         std::vector<std::string> args;
         for (int a : v.args) args.push_back(value(a, s, o, indent));
@@ -411,6 +414,25 @@ private:
   std::string load(int i) const {
     const std::string e = in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin)]";
     return k_.inputs[i].dtype == "bool" ? "(float)" + e : e;
+  }
+
+  // Iteration dim d's coordinate of the element at `lin` (0 for a dim of size 1 or none).
+  std::string coordinate(int d) const {
+    if (d < 0) return "(int64_t)0";
+    int64_t inner = 1;
+    for (std::size_t e = d + 1; e < k_.shape.size(); ++e) inner *= k_.shape[e];
+    return "((lin / " + i64(inner) + ") % " + i64(k_.shape[d]) + ")";
+  }
+
+  // triu/tril: the value where its (row, col) lie on the kept side of the diagonal, else zero.
+  std::string triangle(int id, const std::string& x, std::ostream& o, const std::string& indent) const {
+    const KernelValue& v = k_.values[id];
+    const std::size_t rank = v.dimMap.size();
+    const std::string d = "tri" + std::to_string(id);  // col - row
+    o << indent << "const int64_t " << d << " = " << coordinate(v.dimMap[rank - 1]) << " - "
+      << coordinate(v.dimMap[rank - 2]) << ";\n";
+    const auto diagonal = static_cast<int64_t>(v.params.at(0));
+    return "(" + d + (v.params.at(1) != 0 ? " >= " : " <= ") + i64(diagonal) + " ? " + x + " : 0.0f)";
   }
 
   // The concatenation's element at `lin`: its coordinate along the concatenated dim picks the

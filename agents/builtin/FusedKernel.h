@@ -15,8 +15,10 @@ namespace stitch::agents::builtin {
 // ArgIndex: the int64 index (within the reduced range, row-major) that an ArgMax/ArgMin reduction
 // chose; Pool: a max/avg window over a strided input; Scan: an inclusive scan along the kernel's
 // scanned dim; Concat: a concatenation of external tensors, the element of the one piece whose
-// range along the concatenated dim holds the element's coordinate.
-enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat };
+// range along the concatenated dim holds the element's coordinate; Triangle: triu/tril, args[0]
+// where the element's (row, col) — the iteration dims of its last two dims — keep col - row >=
+// params[0] (params[1] = 1, upper) or <= params[0] (params[1] = 0, lower), else zero.
+enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat, Triangle };
 enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
 
 // A pooling window over the trailing `kernel.size()` dims of a window input (its own strides,

@@ -72,6 +72,12 @@ bool takesPart(const std::string& base) {
          base.find("chunk") != std::string::npos || base == "unbind" || base == "unfold";
 }
 
+// Elementwise by the element's coordinates (ValueOp::Triangle).
+const std::set<std::string>& coordinateOps() {
+  static const std::set<std::string> ops{"triu", "tril"};
+  return ops;
+}
+
 // Tensors of one value, which read nothing but their size: zeros_like, full_like, ...
 const std::set<std::string>& fillOps() {
   static const std::set<std::string> ops{"zeros_like", "ones_like", "full_like", "zeros", "ones", "full",
@@ -107,7 +113,8 @@ OpClass classifyOp(const std::string& op) {
   if (viewOps().count(b)) return OpClass::View;
   if (isConcatenation(op)) return OpClass::Concatenation;
   if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty") return OpClass::Allocation;
-  if (unaryOps().count(b) || binaryOps().count(b) || fillOps().count(b)) return OpClass::Elementwise;
+  if (unaryOps().count(b) || binaryOps().count(b) || fillOps().count(b) || coordinateOps().count(b))
+    return OpClass::Elementwise;
   if (reductionOps().count(b) || compositeOps().count(b)) return OpClass::Reduction;
   return OpClass::Unsupported;
 }
@@ -533,6 +540,16 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   }
 
   if (fillOps().count(b)) return lowerFill(node, b);
+
+  if (coordinateOps().count(b)) {  // a causal mask made in forward, a triangular GEMM's result
+    auto v = elementwise(node, "identity", {"self"});
+    if (!v) return v.error();
+    KernelValue& t = kernel_.values[v.value()];
+    if (t.dimMap.size() < 2) return Failure{node.where() + ": " + b + " of a tensor of fewer than two dims"};
+    t.op = ValueOp::Triangle;
+    t.params = {number(node, "diagonal", 0.0), b == "triu" ? 1.0 : 0.0};
+    return true;
+  }
 
   if (unaryOps().count(b)) {
     if (b == "_to_copy") {

@@ -41,6 +41,15 @@ TEST(Coder, ClampWithTensorBoundsIsGenerated) {
   EXPECT_TRUE(has(pythonOf("clamp_tensor_bounds"), "STITCH_PYTORCH_OPS = {}"));
 }
 
+// triu/tril by the element's coordinates: col - row against the diagonal; generated_on_cpu.py runs it.
+TEST(Coder, TriangularMasksAreGeneratedFromCoordinates) {
+  const std::string cu = cudaOf("triangle_mask");
+  EXPECT_TRUE(has(cu, " >= (int64_t)0LL ? "));   // triu
+  EXPECT_TRUE(has(cu, " <= (int64_t)-1LL ? "));  // tril, diagonal -1
+  EXPECT_TRUE(has(cu, " >= (int64_t)2LL ? "));   // triu, diagonal 2
+  EXPECT_TRUE(has(pythonOf("triangle_mask"), "STITCH_PYTORCH_OPS = {}"));
+}
+
 TEST(Coder, AnyAllWriteBool) {
   const std::string cu = cudaOf("34_any_all");
   EXPECT_TRUE(has(cu, "bool* out0"));
