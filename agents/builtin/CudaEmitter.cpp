@@ -369,8 +369,11 @@ private:
     if (!seen.insert(id).second) return;
     const KernelValue& v = k_.values[id];
     if (v.op == ValueOp::Input) inputs.insert(v.input);
-    // A concatenation loads only its chosen piece, itself (concat below): none is preloaded.
-    if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex || v.op == ValueOp::Scan || v.op == ValueOp::Concat) return;
+    // A concatenation loads only its chosen piece, itself (concat below), and padding only inside
+    // the padded tensor (pad below): none is preloaded.
+    if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex || v.op == ValueOp::Scan || v.op == ValueOp::Concat ||
+        v.op == ValueOp::Pad)
+      return;
     for (int a : v.args) collectInputs(a, inputs, seen);
   }
 
@@ -397,6 +400,9 @@ private:
         break;
       case ValueOp::Triangle:
         expr = triangle(id, value(v.args.at(0), s, o, indent), o, indent);
+        break;
+      case ValueOp::Pad:
+        expr = pad(id, o, indent);
         break;
       default: {
         std::vector<std::string> args;
@@ -433,6 +439,22 @@ private:
       << coordinate(v.dimMap[rank - 2]) << ";\n";
     const auto diagonal = static_cast<int64_t>(v.params.at(0));
     return "(" + d + (v.params.at(1) != 0 ? " >= " : " <= ") + i64(diagonal) + " ? " + x + " : 0.0f)";
+  }
+
+  // Constant padding: the load only where the element lies inside the padded tensor (the
+  // conditional operator evaluates it alone there), the value elsewhere.
+  std::string pad(int id, std::ostream& o, const std::string& indent) const {
+    const KernelValue& v = k_.values[id];
+    const std::string c = "pad" + std::to_string(id);
+    std::string inside;
+    for (std::size_t p = 0; p < v.dimMap.size(); ++p) {
+      if (v.dimMap[p] < 0 || (v.padBefore[p] == 0 && v.padInner[p] == k_.shape[v.dimMap[p]])) continue;
+      const std::string x = c + "_" + std::to_string(p);
+      o << indent << "const int64_t " << x << " = " << coordinate(v.dimMap[p]) << " - " << i64(v.padBefore[p]) << ";\n";
+      inside += std::string(inside.empty() ? "" : " && ") + x + " >= 0 && " + x + " < " + i64(v.padInner[p]);
+    }
+    const std::string load = this->load(k_.values[v.args.at(0)].input);
+    return inside.empty() ? load : "((" + inside + ") ? " + load + " : " + floatLiteral(v.params.at(0)) + ")";
   }
 
   // The concatenation's element at `lin`: its coordinate along the concatenated dim picks the

@@ -17,8 +17,10 @@ namespace stitch::agents::builtin {
 // scanned dim; Concat: a concatenation of external tensors, the element of the one piece whose
 // range along the concatenated dim holds the element's coordinate; Triangle: triu/tril, args[0]
 // where the element's (row, col) — the iteration dims of its last two dims — keep col - row >=
-// params[0] (params[1] = 1, upper) or <= params[0] (params[1] = 0, lower), else zero.
-enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat, Triangle };
+// params[0] (params[1] = 1, upper) or <= params[0] (params[1] = 0, lower), else zero; Pad:
+// constant padding, the Input value args[0] (read with its offset shifted back by the padding)
+// where the element lies inside the padded tensor, params[0] elsewhere.
+enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat, Triangle, Pad };
 enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
 
 // A pooling window over the trailing `kernel.size()` dims of a window input (its own strides,
@@ -59,6 +61,8 @@ struct KernelValue {
   // loaded: another piece's load at that coordinate would fall outside it.
   int concatDim = -1;
   std::vector<int64_t> concatEnds;
+  // Pad: per dim of the value, the padding before it and the padded tensor's size along it.
+  std::vector<int64_t> padBefore, padInner;
 };
 
 struct KernelInput {

@@ -74,7 +74,7 @@ bool takesPart(const std::string& base) {
 
 // Elementwise by the element's coordinates (ValueOp::Triangle).
 const std::set<std::string>& coordinateOps() {
-  static const std::set<std::string> ops{"triu", "tril"};
+  static const std::set<std::string> ops{"triu", "tril", "constant_pad_nd"};
   return ops;
 }
 
@@ -434,6 +434,50 @@ Outcome<bool> KernelBuilder::lowerFill(const Node& node, const std::string& base
   return true;
 }
 
+// F.pad's constant padding of a tensor read from outside: the output's element is the input's at
+// the coordinates less the padding before, where those lie inside it, and `value` elsewhere. A
+// padded value this kernel computes is written first and padded by the next kernel.
+Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
+  const Argument* self = node.arg("self");
+  if (!self || !self->tensor) return Failure{node.where() + ": pads no tensor"};
+  if (tensors_.count(*self->tensor))
+    return Failure{node.where() + ": pads a value this kernel computes; the next kernel pads it written"};
+  const TensorInfo* in = graph_->tensor(*self->tensor);
+  const TensorInfo* out = graph_->tensor(node.outputs.at(0));
+  const Argument* padArg = node.arg("pad");
+  const auto pad = padArg ? asIntList(padArg->value) : std::nullopt;
+  const std::size_t rank = in->shape.size();
+  if (!pad || pad->size() % 2 != 0 || pad->size() > 2 * rank)
+    return Failure{node.where() + ": padding that is not a list of (before, after) pairs per trailing dim"};
+  if (std::any_of(pad->begin(), pad->end(), [](int64_t p) { return p < 0; }))
+    return Failure{node.where() + ": negative padding (cropping) is left to PyTorch"};
+  if (in->dtype != "float32" || out->dtype != "float32") return Failure{node.where() + ": pads a non-float32 tensor"};
+  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
+    return Failure{node.where() + ": pads to another shape than this kernel's iteration space"};
+  if (kernel_.shape.empty()) kernel_.shape = out->shape;
+  auto map = alignedMap(out->shape, {}, node);
+  if (!map) return map.error();
+  std::vector<int64_t> before(rank, 0);
+  for (std::size_t i = 0; i < pad->size() / 2; ++i) before[rank - 1 - i] = (*pad)[2 * i];
+  std::vector<int64_t> strides(kernel_.shape.size(), 0);
+  int64_t shift = 0;
+  for (std::size_t p = 0; p < rank; ++p) {
+    if (map.value()[p] >= 0 && in->shape[p] != 1) strides[map.value()[p]] = in->strides[p];
+    shift -= before[p] * in->strides[p];
+  }
+  auto x = externalStrided(in->id, std::move(strides), map.value(), false, shift);
+  if (!x) return x.error();
+  KernelValue v;
+  v.op = ValueOp::Pad;
+  v.args = {x.value()};
+  v.params = {number(node, "value", 0.0)};
+  v.dimMap = map.value();
+  v.padBefore = before;
+  v.padInner = in->shape;
+  bind(out->id, push(std::move(v)));
+  return true;
+}
+
 Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind, std::vector<int64_t> dims,
                                    bool keepdim, const std::string& outId) {
   const auto map = kernel_.values[input].dimMap;
@@ -541,6 +585,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
 
   if (fillOps().count(b)) return lowerFill(node, b);
 
+  if (b == "constant_pad_nd") return lowerPad(node);
   if (coordinateOps().count(b)) {  // a causal mask made in forward, a triangular GEMM's result
     auto v = elementwise(node, "identity", {"self"});
     if (!v) return v.error();

@@ -50,6 +50,14 @@ TEST(Coder, TriangularMasksAreGeneratedFromCoordinates) {
   EXPECT_TRUE(has(pythonOf("triangle_mask"), "STITCH_PYTORCH_OPS = {}"));
 }
 
+// Constant padding loads only inside the padded tensor and fills the rest; generated_on_cpu.py runs it.
+TEST(Coder, ConstantPaddingLoadsOnlyInsideThePaddedTensor) {
+  const std::string cu = cudaOf("pad_constant");
+  EXPECT_TRUE(has(cu, " : (0.5f))"));
+  EXPECT_TRUE(has(cu, "_3 < (int64_t)5LL"));  // the last dim's coordinate against the input's size
+  EXPECT_TRUE(has(pythonOf("pad_constant"), "STITCH_PYTORCH_OPS = {}"));
+}
+
 TEST(Coder, AnyAllWriteBool) {
   const std::string cu = cudaOf("34_any_all");
   EXPECT_TRUE(has(cu, "bool* out0"));
