@@ -117,11 +117,15 @@ class GroundTruth:
             return None, self._failed(exc, int(per_row * k + model))
         finally:
             del sliced
+        if len(truth) != len(outputs):
+            return None, f"{why_whole}, and on {k} rows alone the model returns {len(truth)} outputs, not {len(outputs)}"
         for o, t in zip(outputs, truth):
             eager = o.detach().index_select(0, rows.to(o.device)).to(device=t.device, dtype=torch.float64)
+            if t.shape != eager.shape:
+                return None, f"{why_whole}, and on {k} rows alone the model's output has shape {list(t.shape)}"
             scale = float(t.abs().max()) if t.numel() else 0.0
             off = float((eager - t).abs().max()) if t.numel() else 0.0
-            if t.shape != eager.shape or not off <= _ROWS_INDEPENDENT_REL * max(scale, 1e-30):
+            if not off <= _ROWS_INDEPENDENT_REL * max(scale, 1e-30):
                 return None, (f"{why_whole}, and the model's rows are not independent: on {k} rows alone its output is "
                               f"{off:.3g} from eager's rows (magnitude {scale:.3g})")
         return Truth(truth, rows, f"{why_whole}: on {k} of {n} rows"), ""
