@@ -462,7 +462,8 @@ Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
   std::vector<int64_t> strides(kernel_.shape.size(), 0);
   int64_t shift = 0;
   for (std::size_t p = 0; p < rank; ++p) {
-    if (map.value()[p] >= 0 && in->shape[p] != 1) strides[map.value()[p]] = in->strides[p];
+    if (in->shape[p] == 1) continue;  // read at its one coordinate, wherever the padding puts it
+    if (map.value()[p] >= 0) strides[map.value()[p]] = in->strides[p];
     shift -= before[p] * in->strides[p];
   }
   auto x = externalStrided(in->id, std::move(strides), map.value(), false, shift);
