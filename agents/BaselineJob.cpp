@@ -5,6 +5,7 @@
 #include "protocol/NumberText.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace stitch::agents {
@@ -32,11 +33,13 @@ public:
 
   std::optional<json> call(const std::string& method, const json& params, std::chrono::milliseconds deadline,
                            const std::string& progress, int percentage) {
-    if (context_.cancelToken().cancelled()) return fail("cancelled", "cancelled before " + method);
+    if (context_.cancelToken().cancelled()) return fail("cancelled", "cancelled before " + method + timeline());
     context_.progress(progress, percentage);
+    const auto start = std::chrono::steady_clock::now();
     WorkerReply reply = worker_.call(method, params, deadline, context_.cancelToken());
+    taken_.emplace_back(method, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (reply.ok()) return reply.result;
-    if (reply.error->code == "cancelled") return fail("cancelled", reply.error->message);
+    if (reply.error->code == "cancelled") return fail("cancelled", reply.error->message + timeline());
     log(method + " failed: " + describe(*reply.error), "error");
     return fail("failed", describe(*reply.error));
   }
@@ -44,6 +47,14 @@ public:
   protocol::JobFinishedParams finished() const { return finished_; }
 
 private:
+  // " (hello 6.1 s, loadTask 22.3 s, captureGraph 41.0 s)": where a job stopped from outside spent
+  // its time, so a task timeout names the step that took it.
+  std::string timeline() const {
+    std::string s;
+    for (const auto& [method, seconds] : taken_) s += (s.empty() ? " (" : ", ") + method + " " + fixed(seconds, 1) + " s";
+    return s.empty() ? s : s + ")";
+  }
+
   std::nullopt_t fail(const std::string& state, const std::string& message) {
     finished_.state = state;
     finished_.message = message;
@@ -54,6 +65,7 @@ private:
   JobContext& context_;
   Worker& worker_;
   protocol::JobFinishedParams finished_{"", "failed", std::nullopt, std::nullopt, ""};
+  std::vector<std::pair<std::string, double>> taken_;  // each step's method and seconds, in order
 };
 
 std::string duration(double us) { return us >= 1000.0 ? fixed(us / 1000.0, 2) + " ms" : fixed(us, 0) + " µs"; }

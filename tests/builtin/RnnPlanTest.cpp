@@ -75,8 +75,11 @@ TEST(RnnPlan, LstmIsOneCuDnnCallBetweenTheInputCopyAndTheGemm) {
   EXPECT_NE(p.kernels[1].technique.find("cuDNN RNN LSTM 2 layer(s), hidden 16, input 8"), std::string::npos)
       << p.kernels[1].technique;
   // The initial states drawn in forward stay in PyTorch, and only they.
-  for (const auto& u : p.uncovered)
-    if (u.node) EXPECT_EQ(u.op, "aten::randn") << u.reason;
+  for (const auto& u : p.uncovered) {
+    if (u.node) {
+      EXPECT_EQ(u.op, "aten::randn") << u.reason;
+    }
+  }
 }
 
 TEST(RnnPlan, BidirectionalGruReturnsItsFinalHiddenState) {

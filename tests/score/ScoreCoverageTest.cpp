@@ -47,7 +47,9 @@ TEST(ScoreCoverage, DeclaredOperatorsGiveThePlansCoverageOnEveryFixture) {
     for (const auto& n : g.value().nodes) ++inGraph[n.op.substr(0, n.op.find('.'))];
     bool named = true;
     for (const auto& [op, count] : declared) named = named && inGraph[op] == count;
-    if (named) EXPECT_NEAR(counted.timeShare, plan.timeShare, 1e-12);
+    if (named) {
+      EXPECT_NEAR(counted.timeShare, plan.timeShare, 1e-12);
+    }
     partial += !declared.empty();
     ++compared;
   }

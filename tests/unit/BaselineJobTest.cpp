@@ -151,6 +151,18 @@ TEST(BaselineJob, EagersPrecisionFlagsComeWithTheTask) {
   EXPECT_TRUE(matmul->matmulTf32);
 }
 
+// A job stopped from outside (a task timeout) says where its time went, step by step.
+TEST(BaselineJob, AStepCancelledOnTheWayNamesTheStepsTimes) {
+  auto replies = cpuReplies();
+  replies["captureGraph"] = {std::nullopt, agents::WorkerError{"cancelled", "captureGraph cancelled; the worker was stopped", {}, {}}};
+  auto r = run(replies);
+  EXPECT_EQ(r.finished.state, "cancelled");
+  EXPECT_NE(r.finished.message.find("captureGraph cancelled; the worker was stopped (hello 0.0 s, loadTask 0.0 s, "
+                                    "captureGraph 0.0 s)"),
+            std::string::npos)
+      << r.finished.message;
+}
+
 TEST(BaselineJob, CancelledBeforeAStepStopsThere) {
   JobRun r;
   agents::CancelSource source;
