@@ -422,12 +422,13 @@ private:
     return k_.inputs[i].dtype == "bool" ? "(float)" + e : e;
   }
 
-  // Iteration dim d's coordinate of the element at `lin` (0 for a dim of size 1 or none).
+  // Iteration dim d's coordinate of the element at `lin` (0 for a dim of size 1 or none), as an
+  // operand of + and - (% binds tighter).
   std::string coordinate(int d) const {
     if (d < 0) return "(int64_t)0";
     int64_t inner = 1;
     for (std::size_t e = d + 1; e < k_.shape.size(); ++e) inner *= k_.shape[e];
-    return "((lin / " + i64(inner) + ") % " + i64(k_.shape[d]) + ")";
+    return "(lin / " + i64(inner) + ") % " + i64(k_.shape[d]);
   }
 
   // triu/tril: the value where its (row, col) lie on the kept side of the diagonal, else zero.
@@ -461,10 +462,8 @@ private:
   // piece, and the conditional operator evaluates that piece's load alone.
   std::string concat(int id, std::ostream& o, const std::string& indent) const {
     const KernelValue& v = k_.values[id];
-    int64_t inner = 1;
-    for (std::size_t d = v.concatDim + 1; d < k_.shape.size(); ++d) inner *= k_.shape[d];
     const std::string c = "cat" + std::to_string(id);  // the coordinate along the concatenated dim
-    o << indent << "const int64_t " << c << " = (lin / " << i64(inner) << ") % " << i64(k_.shape[v.concatDim]) << ";\n";
+    o << indent << "const int64_t " << c << " = " << coordinate(v.concatDim) << ";\n";
     std::string expr = load(k_.values[v.args.back()].input);
     for (std::size_t p = v.args.size() - 1; p-- > 0;)
       expr = "(" + c + " < " + i64(v.concatEnds[p]) + " ? " + load(k_.values[v.args[p]].input) + " : " + expr + ")";

@@ -197,6 +197,12 @@ const TensorInfo* Graph::viewRoot(const TensorInfo& t) const {
   return root;
 }
 
+bool Graph::reaches(const std::string& id, const std::string& target) const {
+  for (const TensorInfo* t = tensor(id); t; t = t->viewOf ? tensor(*t->viewOf) : nullptr)
+    if (t->id == target) return true;
+  return false;
+}
+
 Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {
   const TensorInfo* root = viewRoot(t);
   if (root->role == "constant")

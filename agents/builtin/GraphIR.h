@@ -114,6 +114,8 @@ struct Graph {
   Outcome<const TensorInfo*> abiRoot(const TensorInfo& t) const;
   // The end of `t`'s view chain (views and in-place results): the tensor whose storage it is.
   const TensorInfo* viewRoot(const TensorInfo& t) const;
+  // Whether `id` is `target` or a view of it (anywhere along its view chain).
+  bool reaches(const std::string& id, const std::string& target) const;
 
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);

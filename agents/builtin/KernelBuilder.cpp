@@ -52,9 +52,9 @@ const std::set<std::string>& compositeOps() {
 }
 
 // Layout without data movement. Transposes, permutes, slices, selects, splits and unfold's windows
-// (a vision transformer's patches) of a tensor a kernel reads from outside are read through their strides and offset; of a value the open kernel
-// computes, they close it (the value is written) and the next kernel reads the written buffer
-// through the view's strides. (split, chunk and unbind return a list of such views; GraphNormalize
+// (a vision transformer's patches) of a tensor a kernel reads from outside are read through their
+// strides and offset; of a value the open kernel computes, they close it (the value is written)
+// and the next kernel reads the written buffer through the view's strides. (split, chunk and unbind return a list of such views; GraphNormalize
 // makes each a view of `self`.)
 const std::set<std::string>& viewOps() {
   static const std::set<std::string> ops{"view",   "_unsafe_view", "reshape", "unsqueeze", "squeeze",
@@ -72,7 +72,8 @@ bool takesPart(const std::string& base) {
          base.find("chunk") != std::string::npos || base == "unbind" || base == "unfold";
 }
 
-// Elementwise by the element's coordinates (ValueOp::Triangle).
+// Elementwise by the element's coordinates: triu/tril (ValueOp::Triangle) and constant padding
+// (ValueOp::Pad, lowerPad).
 const std::set<std::string>& coordinateOps() {
   static const std::set<std::string> ops{"triu", "tril", "constant_pad_nd"};
   return ops;
@@ -587,7 +588,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   if (fillOps().count(b)) return lowerFill(node, b);
 
   if (b == "constant_pad_nd") return lowerPad(node);
-  if (coordinateOps().count(b)) {  // a causal mask made in forward, a triangular GEMM's result
+  if (b == "triu" || b == "tril") {  // a causal mask made in forward, a triangular GEMM's result
     auto v = elementwise(node, "identity", {"self"});
     if (!v) return v.error();
     KernelValue& t = kernel_.values[v.value()];

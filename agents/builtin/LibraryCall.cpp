@@ -144,22 +144,15 @@ Outcome<LibraryCall> matchConv(const Graph& g, const Node& node) {
   return c;
 }
 
-// `id` is `target` or a view of it.
-bool reaches(const Graph& g, const std::string& id, const std::string& target) {
-  for (const TensorInfo* t = g.tensor(id); t; t = t->viewOf ? g.tensor(*t->viewOf) : nullptr)
-    if (t->id == target) return true;
-  return false;
-}
-
 // Whether the forward returns `id` or a node other than `except` reads it (or a view of it).
 bool readElsewhere(const Graph& g, const std::string& id, int except) {
   for (const auto& o : g.outputs)
-    if (reaches(g, o, id)) return true;
+    if (g.reaches(o, id)) return true;
   for (const Node& n : g.nodes) {
     if (n.id == except) continue;
     for (const Argument& a : n.inputs)
       for (const auto& t : a.tensorIds())
-        if (!t.empty() && reaches(g, t, id)) return true;
+        if (!t.empty() && g.reaches(t, id)) return true;
   }
   return false;
 }

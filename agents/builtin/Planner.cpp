@@ -156,14 +156,14 @@ private:
       for (const Node& m : graph_.nodes) {
         if (m.kind == "view") continue;
         for (const Argument& a : m.inputs)
-          if (a.tensor && reachesTensor(*a.tensor, at->outputs[0])) {
+          if (a.tensor && graph_.reaches(*a.tensor, at->outputs[0])) {
             reader = &m;
             ++readers;
             break;
           }
       }
       const bool returned = std::any_of(graph_.outputs.begin(), graph_.outputs.end(),
-                                        [&](const std::string& o) { return reachesTensor(o, at->outputs[0]); });
+                                        [&](const std::string& o) { return graph_.reaches(o, at->outputs[0]); });
       if (readers == 0) return returned;
       if (readers > 1 || returned) return false;
       if (libraryStep(*reader)) return true;
@@ -269,11 +269,11 @@ private:
   bool movable(const Node& n, const std::string& id) const {
     if (graph_.tensor(id)->role != "intermediate") return false;
     for (const auto& o : graph_.outputs)
-      if (reachesTensor(o, id)) return false;
+      if (graph_.reaches(o, id)) return false;
     int reads = 0;
     for (const Node& m : graph_.nodes)
       for (const Argument& a : m.inputs)
-        for (const auto& r : a.tensorIds()) reads += !r.empty() && reachesTensor(r, id) ? (m.id == n.id ? 1 : 2) : 0;
+        for (const auto& r : a.tensorIds()) reads += !r.empty() && graph_.reaches(r, id) ? (m.id == n.id ? 1 : 2) : 0;
     return reads == 1;
   }
 
@@ -347,19 +347,12 @@ private:
     return t && t->viewOf && !open_.knows(id);
   }
 
-  // `id` is `tensor` or a view of it.
-  bool reachesTensor(const std::string& id, const std::string& tensor) const {
-    for (const TensorInfo* t = graph_.tensor(id); t; t = t->viewOf ? graph_.tensor(*t->viewOf) : nullptr)
-      if (t->id == tensor) return true;
-    return false;
-  }
-
   // Returned by the forward or read by a computing node outside the kernel, directly or through
   // views of it (a view nothing reads, such as unused pooling indices, does not count). Nodes
   // folded into a library call's epilogue read nothing here: the call reads their operands
   // itself (a convolution's bias through its [C, 1, 1] view).
   bool consumedOutside(const std::string& tensor, const std::set<int>& inKernel) const {
-    auto reaches = [&](const std::string& id) { return reachesTensor(id, tensor); };
+    auto reaches = [&](const std::string& id) { return graph_.reaches(id, tensor); };
     for (const auto& o : graph_.outputs)
       if (reaches(o)) return true;
     for (const Node& n : graph_.nodes) {
