@@ -13,7 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .errors import from_exception
 from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
-from .model_source import constant_literal, construction_source, python_literal
+from .model_source import argument_text, constant_literal, construction_source, python_literal
 from .task_loader import Task, check_tensor_outputs
 from .tensor_specs import dtype_name
 
@@ -89,7 +89,7 @@ class _Recorder(TorchDispatchMode):
             return {"name": name, "value": [v if isinstance(v, (int, float, bool)) or v is None else str(v) for v in value]}
         if value is None or isinstance(value, (int, float, bool, str)):
             return {"name": name, "value": value}
-        return {"name": name, "value": str(value)}
+        return {"name": name, "value": argument_text(value)}
 
     @staticmethod
     def aliased_argument(schema: Any, alias: Any, args: Any, kwargs: dict[str, Any]) -> Any:

@@ -80,7 +80,18 @@ def python_literal(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         inner = ", ".join(python_literal(v) for v in value)
         return f"[{inner}]"
-    return repr(str(value))
+    return repr(argument_text(value))
+
+
+def argument_text(value: Any) -> str:
+    """Any other argument as text; a storage by its kind, device and size, since its own str()
+    prints every element (an RNN's flat weight buffer: seconds per thousand elements)."""
+    import torch
+
+    if torch.is_storage(value):
+        nbytes = value.nbytes() if hasattr(value, "nbytes") else value.size() * value.element_size()
+        return f"{type(value).__name__}(device={value.device}) of {nbytes} bytes"
+    return str(value)
 
 
 # Constants larger than this stay unnamed: a forward that makes them is left without a candidate.

@@ -73,6 +73,26 @@ class GraphCaptureTest(unittest.TestCase):
         self.assertEqual([u.op for u in g.uncovered], ["aten::_local_scalar_dense"])
         self.assertEqual(g.uncovered[0].source.line, 5)
 
+    def test_storage_argument_is_described_not_printed(self) -> None:
+        # An RNN's flat weight buffer reaches set_ as a storage of millions of elements; printing it
+        # took minutes per capture.
+        g = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.w = torch.nn.Parameter(torch.zeros(4_000_000))
+                def forward(self, x):
+                    buf = torch.empty(0).set_(self.w.storage())
+                    return buf[:4] + x
+            def get_inputs():
+                return [torch.ones(4)]
+            """)), CPU)
+        set_ = next(n for n in g.nodes if n.op == "aten::set_.source_Storage")
+        source = next(a for a in set_.inputs if a["name"] == "source")
+        self.assertRegex(source["value"], r"^\w*Storage\(device=cpu\) of 16000000 bytes$")
+        self.assertEqual(source["py"], repr(source["value"]))
+
     def write(self, body: str) -> str:
         fd, path = tempfile.mkstemp(suffix=".py")
         with os.fdopen(fd, "w") as f:
