@@ -1,14 +1,18 @@
 """Which GPU kernels a call launched and on which streams, read from the PyTorch profiler
 (CUPTI sees kernels from any library, ctypes ones included). A marker op launched by the judge
-on the current stream names that stream; a candidate kernel on any other stream is work that the
-caller's stream does not order (a side stream)."""
+on the current stream names that stream, and a second one after the call marks where that stream
+goes on. The candidate's own kernels (the `__global__` functions of its sources) must run on the
+caller's stream. A library may fork work onto streams of its own and join it back (cuDNN's RNN
+runs its layers so): such a kernel is ordered work when it ends before the end marker starts;
+one that is still running then is a side stream, work the caller's stream does not order."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import torch
 
@@ -17,8 +21,9 @@ from .verdict import Finding
 
 @dataclass
 class KernelTrace:
-    kernels: list[dict[str, Any]] = field(default_factory=list)
+    kernels: list[dict[str, Any]] = field(default_factory=list)  # the call's, in start order, without the markers
     marker_stream: Any = None
+    end_marker_us: float = float("inf")  # when the caller's stream went on after the call
     error: str = ""
 
 
@@ -30,6 +35,7 @@ def trace_kernels(call: Callable[[], Any], device: torch.device) -> KernelTrace:
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             marker.fill_(1.0)  # judge's marker: its kernel names the current stream
             call()
+            marker.fill_(2.0)  # starts once the caller's stream has done all the call ordered on it
             torch.cuda.synchronize()
         fd, path = tempfile.mkstemp(suffix=".json")
         os.close(fd)
@@ -45,15 +51,43 @@ def trace_kernels(call: Callable[[], Any], device: torch.device) -> KernelTrace:
     if not kernels:
         return KernelTrace(error="the profiler recorded no kernels (not even the judge's marker)")
     marker_stream = kernels[0].get("args", {}).get("stream")
-    out = [{"name": e.get("name", ""), "stream": e.get("args", {}).get("stream"), "duration_us": e.get("dur")}
-           for e in kernels[1:]]
-    return KernelTrace(out, marker_stream)
+    on_caller = [i for i, e in enumerate(kernels) if i > 0 and e.get("args", {}).get("stream") == marker_stream]
+    end = on_caller[-1] if on_caller else len(kernels)
+    out = [{"name": e.get("name", ""), "stream": e.get("args", {}).get("stream"), "duration_us": e.get("dur"),
+            "start_us": e.get("ts", 0)} for i, e in enumerate(kernels) if 0 < i != end]
+    end_us = float(kernels[end].get("ts", float("inf"))) if end < len(kernels) else float("inf")
+    return KernelTrace(out, marker_stream, end_us)
 
 
-def stream_findings(trace: KernelTrace) -> list[Finding]:
-    other = sorted({k["stream"] for k in trace.kernels if k["stream"] != trace.marker_stream}, key=str)
-    if not other:
-        return []
-    names = sorted({k["name"][:80] for k in trace.kernels if k["stream"] != trace.marker_stream})
-    return [Finding("side_stream", f"kernels ran on stream(s) {other}, not the caller's stream {trace.marker_stream}: {names}",
-                    "profiler", data={"streams": other})]
+_GLOBAL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
+
+
+def own_kernel_names(files: tuple[str, ...]) -> set[str]:
+    """The `__global__` functions written in the candidate's sources (a .cu, or a .py's load_inline)."""
+    names: set[str] = set()
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            names.update(_GLOBAL.findall(f.read()))
+    return names
+
+
+def _kernel_identifier(name: str) -> str:
+    """`void ns::chain<float>(float const*, ...)` -> `chain`."""
+    head = re.sub(r"^void\s+", "", name).split("(")[0].split("<")[0]
+    return head.split("::")[-1].strip()
+
+
+def stream_findings(trace: KernelTrace, own: Collection[str] = ()) -> list[Finding]:
+    off = [k for k in trace.kernels if k["stream"] != trace.marker_stream]
+    mine = [k for k in off if _kernel_identifier(k["name"]) in own]
+    running = [k for k in off if k not in mine and k["start_us"] + (k["duration_us"] or 0) > trace.end_marker_us]
+    findings = []
+    for kernels, why in ((mine, "the candidate's own kernels ran on stream(s) {streams}, not the caller's stream {caller}"),
+                         (running, "kernels on stream(s) {streams} were still running when the caller's stream {caller} "
+                                   "went on (not ordered before it)")):
+        if kernels:
+            streams = sorted({k["stream"] for k in kernels}, key=str)
+            names = sorted({k["name"][:80] for k in kernels})
+            findings.append(Finding("side_stream", why.format(streams=streams, caller=trace.marker_stream) + f": {names}",
+                                    "profiler", data={"streams": streams}))
+    return findings

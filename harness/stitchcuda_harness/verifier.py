@@ -28,7 +28,7 @@ from .candidate_files import CandidateFiles, resolve_candidate
 from .environment_info import pick_device
 from .errors import HarnessError, from_exception, is_no_gpu_error, is_out_of_memory, is_sticky_cuda_error
 from .ground_truth import GroundTruth, Truth, to_float64
-from .kernel_trace import stream_findings, trace_kernels
+from .kernel_trace import own_kernel_names, stream_findings, trace_kernels
 from .model_state import buffer_differences, construction_difference
 from .module_loader import load_module
 from .nvcc_build import Builder
@@ -610,7 +610,7 @@ class Verification:
                     self.verdict.skipped_checks["side_stream(profiler)"] = trace.error
                 else:
                     self.verdict.kernels = trace.kernels
-                    self.verdict.extend(stream_findings(trace))
+                    self.verdict.extend(stream_findings(trace, own_kernel_names(self.files.files)))
             elif self.device.type != "cuda":
                 self.verdict.skipped_checks["side_stream(profiler)"] = "no CUDA device"
 
