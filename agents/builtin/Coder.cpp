@@ -13,6 +13,7 @@
 #include <cctype>
 #include <optional>
 #include <set>
+#include <regex>
 #include <sstream>
 
 namespace stitch::agents::builtin {
@@ -247,6 +248,16 @@ std::string indented(const std::string& lines, const std::string& indent) {
   return out;
 }
 
+std::size_t paramIndex(const ForwardSource& forward, const std::string& name) {
+  return static_cast<std::size_t>(std::find(forward.params.begin(), forward.params.end(), name) - forward.params.begin());
+}
+
+// A default the generated signature can repeat as written: None, a bool, a number or a string.
+bool pythonLiteral(const std::string& d) {
+  static const std::regex literal(R"(None|True|False|[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|'[^'\\]*'|"[^"\\]*")");
+  return std::regex_match(d, literal);
+}
+
 Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource& forward) {
   if (plan.kernels.empty()) return Failure{"no operator of this forward has a generated kernel"};
   Layout l;
@@ -260,11 +271,30 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
       return Failure{"tensor input " + id + " is not one of forward's " + std::to_string(forward.params.size()) + " argument(s)"};
     l.names[id] = forward.params[i];
   }
-  for (const auto& [i, value] : graph.inputValues) {
-    if (i < 0 || static_cast<std::size_t>(i) >= forward.params.size()) continue;
-    const std::string& p = forward.params[static_cast<std::size_t>(i)];
+  std::size_t passed = 0;  // how many of forward's arguments the task passes (get_inputs' length)
+  for (const auto& [id, param] : l.names) passed = std::max(passed, paramIndex(forward, param) + 1);
+  auto guard = [&](const std::string& p, const std::string& value) {
     l.guards += "if " + p + " != " + value + ":\n    raise ValueError(\"this program was generated for " + p + " == \" + repr(" +
                 value + ") + \", got \" + repr(" + p + "))\n";
+  };
+  for (const auto& [i, value] : graph.inputValues) {
+    if (i < 0 || static_cast<std::size_t>(i) >= forward.params.size()) continue;
+    passed = std::max(passed, static_cast<std::size_t>(i) + 1);
+    guard(forward.params[static_cast<std::size_t>(i)], value);
+  }
+  // An argument the task leaves at its default (`h0=None`) was captured with that value: the
+  // program keeps the default in its signature and refuses another value.
+  for (std::size_t i = passed; i < forward.params.size(); ++i) {
+    const std::string& p = forward.params[i];
+    const std::string& d = i < forward.defaults.size() ? forward.defaults[i] : "";
+    if (!pythonLiteral(d))
+      return Failure{"forward's argument " + p + (d.empty() ? " has no default and is not passed by the task"
+                                                               : " defaults to " + d + ", which is not a literal")};
+    if (d == "None")
+      l.guards += "if " + p + " is not None:\n    raise ValueError(\"this program was generated for " + p +
+                  " left at None, got \" + repr(type(" + p + ")))\n";
+    else
+      guard(p, d);
   }
   l.steps = orderSteps(plan);
   auto add = [&](const std::string& id, std::string expr, bool allocated) {
@@ -434,7 +464,10 @@ std::string modelClass(const Graph& graph, const Layout& lay, const ForwardSourc
   else
     py << "    def __init__(self, *args, **kwargs):\n        super().__init__()\n" << registrations(graph) << "\n";
   py << "    def forward(self";
-  for (const auto& p : forward.params) py << ", " << p;
+  for (std::size_t i = 0; i < forward.params.size(); ++i) {
+    py << ", " << forward.params[i];
+    if (i < forward.defaults.size() && !forward.defaults[i].empty()) py << "=" << forward.defaults[i];
+  }
   py << "):\n" << forwardBody(graph, lay, forward, lib, "        ");
   return py.str();
 }

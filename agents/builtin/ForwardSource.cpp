@@ -66,8 +66,11 @@ Outcome<ForwardSource> findForward(const std::string& source, const std::string&
     current.clear();
     if (p.empty()) return true;
     if (p[0] == '*') return false;
-    p = trim(p.substr(0, p.find_first_of(":=")));
-    if (p != "self") f.params.push_back(p);
+    const std::size_t eq = p.find('=');
+    const std::string name = trim(p.substr(0, p.find_first_of(":=")));
+    if (name == "self") return true;
+    f.params.push_back(name);
+    f.defaults.push_back(eq == std::string::npos ? "" : trim(p.substr(eq + 1)));
     return true;
   };
   for (char c : sig) {

@@ -10,7 +10,8 @@
 namespace stitch::agents::builtin {
 
 struct ForwardSource {
-  std::vector<std::string> params;  // without self
+  std::vector<std::string> params;    // without self
+  std::vector<std::string> defaults;  // each param's default as written, "" where it has none
   int defLine = 0;                  // one-based
   int bodyFirst = 0;                // one-based, inclusive
   int bodyLast = 0;

@@ -50,6 +50,31 @@ TEST(Coder, TriangularMasksAreGeneratedFromCoordinates) {
   EXPECT_TRUE(has(pythonOf("triangle_mask"), "STITCH_PYTORCH_OPS = {}"));
 }
 
+// An argument the task leaves at its default (level3/35_LSTM's `h0=None`) keeps the default in
+// ModelNew's signature and is checked against it; a default that is not a literal is refused.
+Outcome<CandidateSource> withSignature(const std::string& signature) {
+  auto g = testing::loadFixture("pad_constant");
+  if (!g) return g.error();
+  auto f = findForward("class Model(nn.Module):\n    def forward(" + signature + "):\n        return x\n");
+  if (!f) return f.error();
+  return generateCandidate(g.value(), makePlan(g.value(), {}, {}), f.value(), Variant{}, "pad_constant");
+}
+
+TEST(Coder, ArgumentsLeftAtTheirDefaultKeepItAndAreChecked) {
+  auto c = withSignature("self, x, h0=None, scale: float = 2.0,\n            mode='a'");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(has(c.value().python, "def forward(self, x, h0=None, scale=2.0, mode='a'):"));
+  EXPECT_TRUE(has(c.value().python, "if h0 is not None:\n"));
+  EXPECT_TRUE(has(c.value().python, "if scale != 2.0:\n"));
+  EXPECT_TRUE(has(c.value().python, "if mode != 'a':\n"));
+  auto expr = withSignature("self, x, h0=torch.zeros(3)");
+  ASSERT_FALSE(expr.ok());
+  EXPECT_TRUE(has(expr.error().message, "h0 defaults to torch.zeros(3), which is not a literal"));
+  auto missing = withSignature("self, x, y");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(has(missing.error().message, "y has no default"));
+}
+
 // Constant padding loads only inside the padded tensor and fills the rest; generated_on_cpu.py runs it.
 TEST(Coder, ConstantPaddingLoadsOnlyInsideThePaddedTensor) {
   const std::string cu = cudaOf("pad_constant");
