@@ -522,7 +522,8 @@ std::string describeRnn(const RnnCall& r) {
          std::to_string(r.seqLength) + " x batch " + std::to_string(r.batch) +
          (r.directions == 2 ? ", bidirectional" : ", unidirectional") +
          (r.persistSmallH() ? ", persistent small-hidden algorithm" : ", standard algorithm") +
-         " (as PyTorch picks it), the parameters' flat buffer read in place";
+         " (as PyTorch picks it), the parameters' flat buffer read in place, inference forward (no reserve space:"
+         " nothing here runs backward)";
 }
 
 }  // namespace
