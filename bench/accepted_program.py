@@ -5,8 +5,9 @@ host paths, its own cache folder), built by the loader with nvcc on first use, a
 with the kept candidate's (run through the harness in another process: same seeded construction, same
 inputs) and with the original model's. Per task: whether the saved model imported without the harness,
 how long the loader's build took, whether its outputs equal the candidate's bit for bit, its distance to
-the original, and what another batch size does (the loader's one-time warning, then the original
-forward). Writes results.json and results.md into --out.
+the original, and what other batch sizes do (chunks of the generated rows where its rows are
+independent, else the original forward; each after the loader's one-time warning), against the
+original model and timed beside it. Writes results.json and results.md into --out.
 
 On the GPU machine, from the repository root, after building the host into build-gpu:
     python3 bench/accepted_program.py --out DIR [--work DIR] TASK.py ...
@@ -71,12 +72,33 @@ with torch.no_grad():
     ref = as_list(reference(*inputs))
     result["max_abs_err_vs_original"] = max(float((a - e).abs().max()) for a, e in zip(out, ref))
     torch.save([o.cpu() for o in out], sys.argv[3])
-    other = [torch.cat([x, x]) if isinstance(x, torch.Tensor) and x.dim() else x for x in inputs]
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        got = as_list(model(*other))
-    result["other_shape_warnings"] = [str(w.message)[:300] for w in seen]
-    result["other_shape_equal_original"] = all(torch.equal(a, e) for a, e in zip(got, as_list(reference(*other))))
+    # Other batch sizes: twice the rows (two whole chunks), one and a half times (the last chunk padded),
+    # one row (the original forward where a chunk would be mostly padding). Each against the original
+    # model on the same rows, and both timed (median of 10, CUDA events).
+    def timed(f, args):
+        times = []
+        for _ in range(11):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(); f(*args); end.record(); torch.cuda.synchronize()
+            times.append(start.elapsed_time(end))
+        return round(sorted(times[1:])[5], 4)
+    rows = next(x.shape[0] for x in inputs if isinstance(x, torch.Tensor) and x.dim())
+    result["batches"] = []
+    for n in sorted({2 * rows, rows + (rows + 1) // 2, 1}):
+        def take(x):
+            if not isinstance(x, torch.Tensor) or not x.dim():
+                return x
+            return torch.cat([x] * (-(-n // rows)))[:n].contiguous()
+        other = [take(x) for x in inputs]
+        # The loader warns once per kind; cleared so that each batch size's row names what ran.
+        getattr(model, "_stitch_program")._warned.clear()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            got = as_list(model(*other))
+        want = as_list(reference(*other))
+        result["batches"].append({"rows": n, "warnings": [str(w.message)[:300] for w in seen],
+                                  "max_abs_err_vs_original": max(float((a - e).abs().max()) for a, e in zip(got, want)),
+                                  "program_ms": timed(model, other), "original_ms": timed(reference, other)})
 result["cache_files"] = sorted(f for _, _, fs in __import__("os").walk(sys.argv[4]) for f in fs)
 print(json.dumps(result))
 """ % {"seed": SEED}
@@ -133,15 +155,20 @@ def markdown(doc: dict[str, Any]) -> str:
     lines = ["# The saved program in a fresh process, on a GPU", "", f"- date: {doc['date']}",
              f"- GPU: {doc['gpu']}", f"- command: `{doc['command']}`", "",
              "| task | candidate | optimize s | harness imported | first call s (build + run) | equal to the candidate "
-             "| max abs err vs original | another batch size | why not |", "|---|---|---|---|---|---|---|---|---|"]
+             "| max abs err vs original | why not |", "|---|---|---|---|---|---|---|---|"]
     for r in doc["results"]:
-        warned = r.get("other_shape_warnings")
-        other = "—" if warned is None else (
-            f"{len(warned)} warning, original forward {'equal' if r.get('other_shape_equal_original') else 'DIFFERS'}")
         err = r.get("max_abs_err_vs_original")
         lines.append(f"| {r['task']} | {r.get('candidate') or '—'} | {r.get('optimize_s', '—')} | "
                      f"{r.get('harness_loaded', '—')} | {r.get('first_call_s', '—')} | {r.get('equal_to_candidate', '—')} | "
-                     f"{'—' if err is None else f'{err:.2e}'} | {other} | {r.get('why', '')} |")
+                     f"{'—' if err is None else f'{err:.2e}'} | {r.get('why', '')} |")
+    lines += ["", "Other batch sizes (the saved model against the original on the same rows; ms: median of 10):", "",
+              "| task | rows | what ran (the loader's warning) | max abs err vs original | saved model ms | original ms |",
+              "|---|---|---|---|---|---|"]
+    for r in doc["results"]:
+        for b in r.get("batches", []):
+            ran = "; ".join(b["warnings"]) or "—"
+            lines.append(f"| {r['task']} | {b['rows']} | {ran} | {b['max_abs_err_vs_original']:.2e} | {b['program_ms']} | "
+                         f"{b['original_ms']} |")
     return "\n".join(lines) + "\n"
 
 

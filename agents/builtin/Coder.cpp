@@ -562,17 +562,32 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
               tuple(t->strides) + ")";
     accepts += (accepts.empty() ? "" : ", ") + name + "=" + name;
   }
+  // Other batch sizes run in chunks of the generated rows where the capture found every row
+  // computed from itself alone, and the program writes no module state (a chunk at a time would
+  // update running statistics once per chunk).
+  bool writesState = false;
+  for (const auto& k : plan.kernels)
+    for (const auto& id : k.writes())
+      if (const TensorInfo* root = graph.viewRoot(*graph.tensor(id)); root->role == "parameter" || root->role == "buffer")
+        writesState = true;
+  const std::string batch = graph.independentRows && !writesState ? ", batch=" + std::to_string(*graph.independentRows) : "";
+  std::string params;
+  for (const std::string& id : graph.inputs) params += (params.empty() ? "" : ", ") + l.value().names.at(id);
   std::ostringstream py;
   py << in << "# StitchCUDA: " << plan.kernels.size() << " step(s) compiled into " << program.folder << "/" << program.cuda
      << ", built with nvcc on first use\n"
      << in << "program = getattr(self, \"_stitch_program\", None)\n"
      << in << "if program is None:\n"
      << in << "    from " << program.folder << " import load_program\n"
-     << in << "    program = self._stitch_program = load_program(\"" << program.cuda << "\", {" << inputs << "})\n"
-     << in << "if program.accepts(" << accepts << "):\n"
+     << in << "    program = self._stitch_program = load_program(\"" << program.cuda << "\", {" << inputs << "}" << batch << ")\n"
+     << in << "def compiled(" << params << "):\n"
      << forwardBody(graph, l.value(), forward, "program", in + "    ")
-     << in << "# The original forward, for inputs of shapes the program was not generated for:\n"
-     << forward.body;
+     << in << "route = program.route(" << accepts << ")\n"
+     << in << "if route == \"program\":\n"
+     << in << "    return compiled(" << accepts << ")\n";
+  if (!batch.empty())
+    py << in << "if route == \"chunks\":\n" << in << "    return program.in_chunks(compiled, " << accepts << ")\n";
+  py << in << "# The original forward, for inputs the program was not generated for:\n" << forward.body;
   return py.str();
 }
 

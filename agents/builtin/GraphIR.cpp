@@ -256,6 +256,9 @@ Outcome<Graph> parseGraph(const json& j) {
         if (v.is_string()) g.inputValues[std::atoi(k.c_str())] = v.get<std::string>();
     if (auto it = j.find("construction"); it != j.end() && it->is_object())
       g.construction = Construction{it->value("prelude", ""), it->value("body", "")};
+    if (auto it = j.find("batch"); it != j.end() && it->is_object() && it->value("rows_independent", false) &&
+        it->contains("size") && (*it)["size"].is_number_integer())
+      g.independentRows = (*it)["size"].get<int64_t>();
     return g;
   } catch (const FieldError& e) {
     return Failure{std::string("captured graph: ") + e.what()};

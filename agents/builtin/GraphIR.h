@@ -105,6 +105,9 @@ struct Graph {
   std::vector<UncoveredOp> uncovered;
   std::optional<Construction> construction;
   std::map<int, std::string> inputValues;  // non-tensor forward inputs by position, as Python source
+  // dim 0's size where every tensor input and output has it and the capture's batch probe found
+  // each row computed from that row alone: a program for these rows serves others in chunks.
+  std::optional<int64_t> independentRows;
 
   const TensorInfo* tensor(const std::string& id) const;
   const Node* node(int id) const;

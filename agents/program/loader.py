@@ -7,9 +7,12 @@ the GPU it runs on, into your cache folder ($STITCHCUDA_CACHE, else $XDG_CACHE_H
 the same. nvcc is $STITCHCUDA_NVCC, else $CUDA_HOME/bin/nvcc, else nvcc on PATH, else
 /usr/local/cuda/bin/nvcc.
 
-The model's forward asks `program.accepts(x=x, ...)` first: a tensor of another shape than the one
-the program was generated for makes it answer False once with a warning (the forward then runs its
-original PyTorch code); another dtype, device or memory layout is an error that says what to change.
+The model's forward asks `program.route(x=x, ...)` first: "program" where the tensors are those the
+program was generated for; "chunks" where only the batch size (dim 0) differs and the program, generated
+for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
+padded with copies of a row, whose results are dropped), warned once; "original" for any other shape,
+warned once (the forward then runs its original PyTorch code). Another dtype, device or memory layout is
+an error that says what to change.
 To build ahead of time (a Docker image, a machine without a GPU):
 `python -c "import stitchcuda_kernels as k; k.build('model.cu', arch='sm_90')"`.
 """
@@ -186,38 +189,93 @@ class Program:
     whole-forward program) or `segment(i, *tensors)` (a program with operators left in PyTorch
     between its compiled segments). The library is built and loaded on the first call."""
 
-    def __init__(self, name: str, inputs: Optional[dict[str, tuple]] = None) -> None:
+    def __init__(self, name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None) -> None:
         self.name = name
         self.source = _source_path(name)
         # name -> (dtype name, shape, strides) as captured when the program was generated
         self.inputs = {k: (str(v[0]), tuple(v[1]), tuple(v[2])) for k, v in (inputs or {}).items()}
+        # The rows (dim 0 of every input and output) it was generated for, where each row is computed
+        # from itself alone: then it serves any batch size in chunks of that many rows.
+        self.batch = batch
         self._lib: Any = None
         self._entry: dict[Any, Any] = {}
         self._descriptors: dict[tuple, Any] = {}
-        self._warned = False
+        self._warned: set[str] = set()
+
+    def route(self, **tensors: torch.Tensor) -> str:
+        """"program", "chunks" or "original" for these forward inputs (see the module's doc)."""
+        given = {arg: t for arg, t in tensors.items() if arg in self.inputs and isinstance(t, torch.Tensor)}
+        # Shape first: inputs of another shape run the original forward, on any device.
+        other = {arg: tuple(t.shape) for arg, t in given.items() if tuple(t.shape) != self.inputs[arg][1]}
+        if not other:
+            for arg, t in given.items():
+                self._check(arg, t)
+            return "program"
+        rows = {t.shape[0] if t.dim() == len(self.inputs[arg][1]) >= 1 and t.shape[1:] == self.inputs[arg][1][1:]
+                else None for arg, t in given.items()}
+        if self.batch and len(rows) == 1 and None not in rows:
+            n = next(iter(rows))
+            chunks = -(-n // self.batch)
+            # A chunk more than half padding costs more than the PyTorch forward on its rows saves.
+            if n > 0 and chunks * self.batch <= 2 * n:
+                for arg, t in given.items():
+                    self._check(arg, t)
+                self._warn_once("chunks", f"StitchCUDA program {self.name} was generated for {self.batch} rows, got "
+                                          f"{n}: running it in {chunks} chunk(s) of {self.batch} rows (warned once)")
+                return "chunks"
+        arg, shape = next(iter(other.items()))
+        self._warn_once("original", f"StitchCUDA program {self.name} was generated for {arg} of shape "
+                                    f"{self.inputs[arg][1]}, got {shape}: running the original PyTorch forward for "
+                                    "such inputs (warned once)")
+        return "original"
 
     def accepts(self, **tensors: torch.Tensor) -> bool:
-        for arg, t in tensors.items():
-            spec = self.inputs.get(arg)
-            if spec is None or not isinstance(t, torch.Tensor):
-                continue
-            dtype, shape, strides = spec
-            # Shape first: inputs of another shape run the original forward, on any device.
-            if tuple(t.shape) != shape:
-                if not self._warned:
-                    self._warned = True
-                    warnings.warn(f"StitchCUDA program {self.name} was generated for {arg} of shape {shape}, got "
-                                  f"{tuple(t.shape)}: running the original PyTorch forward for such inputs "
-                                  "(warned once)", stacklevel=2)
-                return False
-            if str(t.dtype).replace("torch.", "") != dtype:
-                raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} is {t.dtype}, the program was "
-                                          f"generated for torch.{dtype}; pass {arg}.to(torch.{dtype})")
-            if any(n != 1 and a != b for n, a, b in zip(shape, t.stride(), strides)):
-                raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} has strides {tuple(t.stride())}, the "
-                                          f"program reads it with strides {strides}; pass {arg}.contiguous()")
-            self._check_device(arg, t)
-        return True
+        """Whether the tensors are those the program was generated for (the forward of a model
+        accepted before `route` existed asks this)."""
+        return self.route(**tensors) == "program"
+
+    def in_chunks(self, compiled: Any, **args: Any) -> Any:
+        """`compiled(**args)` (the forward's compiled path, for `batch` rows) over every `batch` rows of
+        the inputs, its outputs written into tensors of the whole batch."""
+        rows = next(t.shape[0] for arg, t in args.items() if arg in self.inputs and isinstance(t, torch.Tensor))
+        results: list[torch.Tensor] = []
+        out: Any = None
+        for start in range(0, rows, self.batch):
+            take = min(self.batch, rows - start)
+            chunk = {arg: self._chunk(arg, t, start, take) if arg in self.inputs and isinstance(t, torch.Tensor) else t
+                     for arg, t in args.items()}
+            out = compiled(**chunk)
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            if not results:
+                results = [torch.empty((rows, *o.shape[1:]), dtype=o.dtype, device=o.device) for o in outs]
+            for whole, o in zip(results, outs):
+                whole[start:start + take].copy_(o[:take])
+        return type(out)(results) if isinstance(out, (tuple, list)) else results[0]
+
+    def _chunk(self, arg: str, t: torch.Tensor, start: int, take: int) -> torch.Tensor:
+        piece = t[start:start + take]
+        if take == self.batch:
+            return piece
+        _, shape, strides = self.inputs[arg]
+        full = torch.empty_strided(shape, strides, dtype=t.dtype, device=t.device)
+        full[:take].copy_(piece)
+        full[take:].copy_(piece[:1].expand(self.batch - take, *piece.shape[1:]))  # padding rows: copies of a real one
+        return full
+
+    def _check(self, arg: str, t: torch.Tensor) -> None:
+        dtype, shape, strides = self.inputs[arg]
+        if str(t.dtype).replace("torch.", "") != dtype:
+            raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} is {t.dtype}, the program was "
+                                      f"generated for torch.{dtype}; pass {arg}.to(torch.{dtype})")
+        if any(n != 1 and a != b for n, a, b in zip(shape, t.stride(), strides)):
+            raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} has strides {tuple(t.stride())}, the "
+                                      f"program reads it with strides {strides}; pass {arg}.contiguous()")
+        self._check_device(arg, t)
+
+    def _warn_once(self, kind: str, message: str) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            warnings.warn(message, stacklevel=3)
 
     def forward(self, *tensors: torch.Tensor) -> None:
         self._call(None, tensors)
@@ -281,11 +339,12 @@ class Program:
 _programs: dict[tuple, Program] = {}
 
 
-def load_program(name: str, inputs: Optional[dict[str, tuple]] = None) -> Program:
+def load_program(name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None) -> Program:
     """The program `name` (a .cu in this folder), checking the forward's inputs against `inputs`
-    ({argument: (dtype name, shape, strides)}). Nothing is built until it first runs."""
-    key = (name, repr(sorted((inputs or {}).items())))
+    ({argument: (dtype name, shape, strides)}); `batch`: the rows it serves other batch sizes in
+    chunks of. Nothing is built until it first runs."""
+    key = (name, repr(sorted((inputs or {}).items())), batch)
     program = _programs.get(key)
     if program is None:
-        program = _programs[key] = Program(name, inputs)
+        program = _programs[key] = Program(name, inputs, batch)
     return program

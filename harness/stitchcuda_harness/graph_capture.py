@@ -166,6 +166,57 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
     finally:
         for h in handles:
             h.remove()
-    for t in check_tensor_outputs(out, task.path, None, "task"):
+    outputs = check_tensor_outputs(out, task.path, None, "task")
+    for t in outputs:
         graph.outputs.append(recorder.ids.get(id(t)) or recorder.lookup(t, "output"))
+    graph.batch = batch_probe(model, inputs, outputs, seed)
     return graph
+
+
+# How far the first rows of a half batch may be from the same rows of the whole one and still count
+# as the same computation: a GEMM or convolution may pick another algorithm for fewer rows (TF32
+# ones differ near 1e-3 of the magnitude); rows that share statistics (BatchNorm in training mode)
+# differ by their magnitude.
+_ROWS_RTOL = 1e-2
+
+
+def _row_differences(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
+    """max |a - b| and max |a| in fp64, a few rows at a time (a multi-GB output has no room for
+    fp64 copies of itself)."""
+    err = scale = 0.0
+    step = max(1, (1 << 24) // max(1, a[0].numel())) if a.numel() else 1
+    for r in range(0, a.shape[0], step):
+        x, y = a[r:r + step].double(), b[r:r + step].double()
+        err = max(err, (x - y).abs().max().item())
+        scale = max(scale, x.abs().max().item())
+    return err, scale
+
+
+def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.Tensor], seed: int) -> Optional[dict[str, Any]]:
+    """Whether the forward computes each row of a common batch dimension (dim 0 of every tensor
+    input and output) from that row alone: the first half of the batch is run again and its outputs
+    compared with the whole batch's first rows. A generated program for B rows then serves any
+    batch size in chunks of B rows (the program's loader). None where there is no common dim 0."""
+    tensors = [v for v in inputs if isinstance(v, torch.Tensor)]
+    sizes = {t.shape[0] if t.dim() else None for t in tensors + outputs}
+    if not tensors or len(sizes) != 1 or None in sizes:
+        return None
+    rows = next(iter(sizes))
+    if rows < 2:
+        return {"size": rows, "rows_independent": False, "why": "one row: nothing to compare"}
+    half = rows // 2
+    try:
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            again = model(*[v[:half] if isinstance(v, torch.Tensor) else v for v in inputs])
+        again = check_tensor_outputs(again, "", None, "task")
+    except Exception as exc:  # a forward that needs the whole batch (a view with the batch size written in)
+        return {"size": rows, "rows_independent": False, "why": f"the forward on {half} rows raised {type(exc).__name__}"}
+    for i, (whole, part) in enumerate(zip(outputs, again)):
+        if tuple(part.shape) != (half, *whole.shape[1:]):
+            return {"size": rows, "rows_independent": False, "why": f"output {i} on {half} rows has shape {tuple(part.shape)}"}
+        err, scale = _row_differences(whole[:half], part)
+        if not err <= _ROWS_RTOL * scale + 1e-6:  # NaN: not independent
+            return {"size": rows, "rows_independent": False,
+                    "why": f"output {i}'s first {half} rows change with the other rows (by {err:.3g}, magnitude {scale:.3g})"}
+    return {"size": rows, "rows_independent": True, "why": f"the first {half} rows alone give the same outputs"}

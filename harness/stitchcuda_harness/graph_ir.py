@@ -65,6 +65,9 @@ class Graph:
     uncovered: list[Uncovered] = field(default_factory=list)
     # model_source.construction_source: how ModelNew builds itself as Model does (None: unknown).
     construction: Optional[dict[str, Any]] = None
+    # graph_capture.batch_probe: {"size": B, "rows_independent": bool, "why": str} where every tensor
+    # input and output has B rows in dim 0 (None: no common batch dimension).
+    batch: Optional[dict[str, Any]] = None
     schema: str = SCHEMA
 
     def to_json(self) -> dict[str, Any]:
@@ -85,4 +88,5 @@ class Graph:
             inputs=list(data["inputs"]), outputs=list(data["outputs"]),
             uncovered=[Uncovered(u["op"], u["reason"], src(u.get("source"))) for u in data["uncovered"]],
             construction=data.get("construction"), input_values=dict(data.get("input_values") or {}),
+            batch=data.get("batch"),
         )

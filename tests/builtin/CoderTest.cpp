@@ -206,12 +206,40 @@ TEST(PartialCandidate, AcceptedEditImportsTheProgramAndKeepsTheOriginalForward) 
   const std::string text = forwardReplacement(g.value(), makePlan(g.value()), f.value(), {"my_kernels", "partial_flip.cu"});
   EXPECT_TRUE(has(text, "        from my_kernels import load_program\n")) << text;
   EXPECT_TRUE(has(text, "load_program(\"partial_flip.cu\", {\"x\": (\"float32\", (2, 3, 8, 8), (192, 64, 8, 1))})")) << text;
-  EXPECT_TRUE(has(text, "    if program.accepts(x=x):\n            ")) << text;
+  EXPECT_TRUE(has(text, "    def compiled(x):\n            ")) << text;
+  EXPECT_TRUE(has(text, "    route = program.route(x=x)\n        if route == \"program\":\n            return compiled(x=x)\n"))
+      << text;
+  // The fixture's graph has no batch probe: another batch size runs the original forward.
+  EXPECT_FALSE(has(text, "batch=")) << text;
+  EXPECT_FALSE(has(text, "in_chunks")) << text;
   EXPECT_TRUE(has(text, "            program.segment(1, ")) << text;
   EXPECT_FALSE(has(text, "stitchcuda_harness"));
   // The original body, verbatim, after the compiled path.
   EXPECT_TRUE(text.ends_with(f.value().body)) << text;
   EXPECT_TRUE(has(f.value().body, "x = torch.flip(x, dims=[3])"));
+}
+
+// Where the capture found every row computed from itself alone, the program serves other batch
+// sizes in chunks of the generated rows; not where it writes module state (running statistics).
+TEST(PartialCandidate, IndependentRowsServeOtherBatchSizesInChunks) {
+  auto g = testing::loadFixture("partial_flip");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto f = testing::fixtureForward(g.value());
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  Graph rows = g.value();
+  rows.independentRows = 2;
+  const std::string text = forwardReplacement(rows, makePlan(rows), f.value(), {"my_kernels", "partial_flip.cu"});
+  EXPECT_TRUE(has(text, "(192, 64, 8, 1))}, batch=2)\n")) << text;
+  EXPECT_TRUE(has(text, "        if route == \"chunks\":\n            return program.in_chunks(compiled, x=x)\n")) << text;
+  auto bn = testing::loadFixture("training_batch_norm");
+  ASSERT_TRUE(bn.ok()) << bn.error().message;
+  auto bnForward = testing::fixtureForward(bn.value());
+  ASSERT_TRUE(bnForward.ok()) << bnForward.error().message;
+  Graph stats = bn.value();
+  stats.independentRows = stats.tensor(stats.inputs[0])->shape[0];
+  const std::string written = forwardReplacement(stats, makePlan(stats), bnForward.value(), {"k", "bn.cu"});
+  EXPECT_TRUE(has(written, "route = program.route(")) << written;
+  EXPECT_FALSE(has(written, "batch=")) << written;
 }
 
 TEST(PartialCandidate, FlipStaysInPyTorchBetweenTwoSegments) {

@@ -93,6 +93,42 @@ class GraphCaptureTest(unittest.TestCase):
         self.assertRegex(source["value"], r"^\w*Storage\(device=cpu\) of 16000000 bytes$")
         self.assertEqual(source["py"], repr(source["value"]))
 
+    def test_batch_probe_tells_independent_rows_from_shared_statistics(self) -> None:
+        independent = capture_graph(load_task(os.path.join(REPO, "examples", "mlp.py")), CPU)
+        self.assertEqual((independent.batch["size"], independent.batch["rows_independent"]), (256, True))
+        shared = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.bn = torch.nn.BatchNorm1d(8)  # training mode: statistics over the batch
+                def forward(self, x):
+                    return self.bn(x)
+            def get_inputs():
+                return [torch.randn(16, 8)]
+            """)), CPU)
+        self.assertEqual((shared.batch["size"], shared.batch["rows_independent"]), (16, False))
+        self.assertIn("change with the other rows", shared.batch["why"])
+        fixed = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return x.view(16, 2, 4).sum(1)  # the batch size written in
+            def get_inputs():
+                return [torch.randn(16, 8)]
+            """)), CPU)
+        self.assertFalse(fixed.batch["rows_independent"])
+        self.assertIn("raised RuntimeError", fixed.batch["why"])
+        loss = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x, y):
+                    return ((x - y) ** 2).mean()
+            def get_inputs():
+                return [torch.randn(16, 8), torch.randn(16, 8)]
+            """)), CPU)
+        self.assertIsNone(loss.batch)  # a 0-dim output: no batch dimension in common
+
     def write(self, body: str) -> str:
         fd, path = tempfile.mkstemp(suffix=".py")
         with os.fdopen(fd, "w") as f:

@@ -72,6 +72,36 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(len(seen), 1)
         self.assertIn("generated for x of shape (4, 8), got (2, 8)", str(seen[0].message))
 
+    def test_another_batch_size_runs_in_chunks_where_rows_are_independent(self) -> None:
+        p = self.k.Program("twice.cu", SPEC, batch=4)
+        with self.assertRaises(self.k.NeedsGpuError):  # routed to chunks, then the device check
+            p.route(x=torch.zeros(6, 8))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            # One row would be a chunk of four, three of them padding: the original forward is cheaper.
+            self.assertEqual(p.route(x=torch.zeros(1, 8)), "original")
+            self.assertEqual(p.route(x=torch.zeros(6, 9)), "original")  # not only the batch differs
+        self.assertEqual(len(seen), 1)
+        self.assertIn("got (1, 8)", str(seen[0].message))
+        # Without independent rows (no batch), another batch size runs the original forward.
+        self.assertEqual(self.k.Program("twice.cu", SPEC).route(x=torch.zeros(8, 8)), "original")
+
+    def test_chunks_cover_every_row_and_drop_the_padding(self) -> None:
+        p = self.k.Program("twice.cu", SPEC, batch=4)
+        x = torch.arange(80, dtype=torch.float32).reshape(10, 8)
+        calls = []
+
+        def compiled(x):
+            calls.append(tuple(x.shape))
+            return x * 2, x.sum(1, keepdim=True)
+
+        twice, sums = p.in_chunks(compiled, x=x)
+        self.assertEqual(calls, [(4, 8)] * 3)  # 10 rows: 4 + 4 + 2 padded to 4
+        self.assertTrue(torch.equal(twice, x * 2))
+        self.assertTrue(torch.equal(sums, x.sum(1, keepdim=True)))
+        one = p.in_chunks(lambda x: x + 1, x=x[:3])
+        self.assertTrue(torch.equal(one, x[:3] + 1))
+
     def test_another_dtype_is_an_error_saying_what_to_pass(self) -> None:
         with self.assertRaises(self.k.TensorMismatchError) as e:
             self.program().accepts(x=torch.zeros(4, 8, dtype=torch.float16))

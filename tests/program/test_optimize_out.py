@@ -1,8 +1,9 @@
 """`stitchcuda optimize --out DIR` writes what Accept writes: the model with its edit and the
 program folder. The written model runs in a fresh Python process that has only PyTorch (no
 harness, no host paths): it builds its .cu with nvcc, says it needs a GPU for the inputs it was
-generated for, and runs its original PyTorch forward, identically, for other shapes. Needs the
-host binary in STITCHCUDA_BIN (CTest passes it)."""
+generated for and for another batch size (its rows are independent: chunks of the generated rows),
+and runs its original PyTorch forward, identically, for other shapes. Needs the host binary in
+STITCHCUDA_BIN (CTest passes it)."""
 from __future__ import annotations
 
 import json
@@ -32,19 +33,27 @@ try:
     m(*inputs)
 except k.NeedsGpuError as e:
     out["needs_gpu"] = str(e)
-other = [torch.cat([x, x]) if isinstance(x, torch.Tensor) else x for x in inputs]
-with warnings.catch_warnings(record=True) as seen:
-    warnings.simplefilter("always")
-    got = m(*other)
-out["fallback_warning"] = [str(w.message) for w in seen]
-out["fallback_equal"] = bool(torch.equal(got, ref(*other)))
+# A wider last dim (where the model takes one): another shape than the program's, so the original
+# forward runs.
+if sys.argv[3] == "wider":
+    other = [torch.cat([x, x[..., :1]], dim=-1) if isinstance(x, torch.Tensor) else x for x in inputs]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = m(*other)
+    out["fallback_warning"] = [str(w.message) for w in seen]
+    out["fallback_equal"] = bool(torch.equal(got, ref(*other)))
+# Twice the batch: the program's rows are independent, so it runs in chunks, on a GPU.
+try:
+    m(*[torch.cat([x, x]) if isinstance(x, torch.Tensor) else x for x in inputs])
+except k.NeedsGpuError as e:
+    out["chunks_need_gpu"] = str(e)
 print(json.dumps(out))
 '''
 
 
 @unittest.skipUnless(BIN, "set STITCHCUDA_BIN to the stitchcuda binary")
 class OptimizeOutTest(unittest.TestCase):
-    def export(self, task: str) -> tuple[str, dict]:
+    def export(self, task: str, other_shape: str) -> tuple[str, dict]:
         out = tempfile.mkdtemp(prefix="stitch-out-")
         run = subprocess.run([BIN, "optimize", os.path.join(REPO, task), "--python", sys.executable, "--log-level", "warning",
                               "--out", out], capture_output=True, text=True, timeout=600)
@@ -52,7 +61,7 @@ class OptimizeOutTest(unittest.TestCase):
         self.assertIn("program: ", run.stdout)
         name = os.path.splitext(os.path.basename(task))[0]
         env = {"PATH": "/usr/bin:/bin", "HOME": out, "XDG_CACHE_HOME": os.path.join(out, "cache")}
-        check = subprocess.run([sys.executable, "-B", "-E", "-s", "-c", CHECK, name, os.path.join(REPO, task)], cwd=out, env=env,
+        check = subprocess.run([sys.executable, "-B", "-E", "-s", "-c", CHECK, name, os.path.join(REPO, task), other_shape], cwd=out, env=env,
                                capture_output=True, text=True, timeout=600)
         self.assertEqual(check.returncode, 0, check.stderr)
         return out, json.loads(check.stdout.strip().splitlines()[-1])
@@ -70,17 +79,19 @@ class OptimizeOutTest(unittest.TestCase):
         self.assertFalse(result["harness_loaded"])
         self.assertTrue(os.path.isfile(result["library"]))
         self.assertIn("needs CUDA tensors", result.get("needs_gpu", ""))
+        self.assertIn("needs CUDA tensors", result.get("chunks_need_gpu", ""))
+
+    def test_a_whole_forward_program(self) -> None:
+        out, result = self.export("examples/elementwise_chain.py", "wider")
+        self.assertKeepsOnlyWorkspaceFiles(out, "elementwise_chain")
+        self.assertRunsAsProgram(result)
         self.assertEqual(len(result["fallback_warning"]), 1, result)
         self.assertIn("running the original PyTorch forward", result["fallback_warning"][0])
         self.assertTrue(result["fallback_equal"])
 
-    def test_a_whole_forward_program(self) -> None:
-        out, result = self.export("examples/elementwise_chain.py")
-        self.assertKeepsOnlyWorkspaceFiles(out, "elementwise_chain")
-        self.assertRunsAsProgram(result)
-
     def test_a_partial_program_with_segments_and_library_calls(self) -> None:
-        out, result = self.export("tests/fixtures/tasks/partial_flip.py")
+        # Its flatten feeds a Linear: only the batch size may change.
+        out, result = self.export("tests/fixtures/tasks/partial_flip.py", "none")
         self.assertKeepsOnlyWorkspaceFiles(out, "partial_flip")
         text = open(os.path.join(out, "partial_flip.py")).read()
         self.assertIn("program.segment(1,", text)
