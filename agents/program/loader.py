@@ -10,7 +10,8 @@ the same. nvcc is $STITCHCUDA_NVCC, else $CUDA_HOME/bin/nvcc, else nvcc on PATH,
 The model's forward asks `program.route(x=x, ...)` first: "program" where the tensors are those the
 program was generated for; "chunks" where only the batch size (dim 0) differs and the program, generated
 for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
-padded with copies of a row, whose results are dropped), warned once; "original" for any other shape,
+padded with copies of a row, whose results are dropped; less than a quarter of the rows run padding),
+warned once; "original" for any other shape,
 warned once (the forward then runs its original PyTorch code). Another dtype, device or memory layout is
 an error that says what to change.
 To build ahead of time (a Docker image, a machine without a GPU):
@@ -216,8 +217,11 @@ class Program:
         if self.batch and len(rows) == 1 and None not in rows:
             n = next(iter(rows))
             chunks = -(-n // self.batch)
-            # A chunk more than half padding costs more than the PyTorch forward on its rows saves.
-            if n > 0 and chunks * self.batch <= 2 * n:
+            # Each chunk costs the whole program, padding rows included: past a quarter of padding the
+            # original forward on the real rows tends to win (programs run at 1-2x eager; measured in
+            # bench/results/accepted_program_2026-11-25b_h100: at 1.5x the rows, a third padding, a
+            # GEMM chain's chunks took 1.33x the original's time).
+            if n > 0 and 4 * (chunks * self.batch - n) < chunks * self.batch:
                 for arg, t in given.items():
                     self._check(arg, t)
                 self._warn_once("chunks", f"StitchCUDA program {self.name} was generated for {self.batch} rows, got "

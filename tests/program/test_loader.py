@@ -75,14 +75,17 @@ class LoaderTest(unittest.TestCase):
     def test_another_batch_size_runs_in_chunks_where_rows_are_independent(self) -> None:
         p = self.k.Program("twice.cu", SPEC, batch=4)
         with self.assertRaises(self.k.NeedsGpuError):  # routed to chunks, then the device check
-            p.route(x=torch.zeros(6, 8))
+            p.route(x=torch.zeros(7, 8))  # two chunks, one padding row
+        with self.assertRaises(self.k.NeedsGpuError):
+            p.route(x=torch.zeros(12, 8))  # three whole chunks
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            # One row would be a chunk of four, three of them padding: the original forward is cheaper.
+            # A quarter or more of the chunks' rows would be padding: the original forward is cheaper.
+            self.assertEqual(p.route(x=torch.zeros(6, 8)), "original")
             self.assertEqual(p.route(x=torch.zeros(1, 8)), "original")
-            self.assertEqual(p.route(x=torch.zeros(6, 9)), "original")  # not only the batch differs
+            self.assertEqual(p.route(x=torch.zeros(7, 9)), "original")  # not only the batch differs
         self.assertEqual(len(seen), 1)
-        self.assertIn("got (1, 8)", str(seen[0].message))
+        self.assertIn("got (6, 8)", str(seen[0].message))
         # Without independent rows (no batch), another batch size runs the original forward.
         self.assertEqual(self.k.Program("twice.cu", SPEC).route(x=torch.zeros(8, 8)), "original")
 
