@@ -72,9 +72,9 @@ with torch.no_grad():
     ref = as_list(reference(*inputs))
     result["max_abs_err_vs_original"] = max(float((a - e).abs().max()) for a, e in zip(out, ref))
     torch.save([o.cpu() for o in out], sys.argv[3])
-    # Other batch sizes: twice the rows (two whole chunks), one and a half times (the last chunk padded),
-    # one row (the original forward where a chunk would be mostly padding). Each against the original
-    # model on the same rows, and both timed (median of 10, CUDA events).
+    # Other batch sizes: twice the rows (two whole chunks), two and a half times (three chunks, a sixth of
+    # their rows padding), one and a half times (a quarter padding: the original forward) and one row.
+    # Each against the original model on the same rows, and both timed (median of 10, CUDA events).
     def timed(f, args):
         times = []
         for _ in range(11):
@@ -84,7 +84,7 @@ with torch.no_grad():
         return round(sorted(times[1:])[5], 4)
     rows = next(x.shape[0] for x in inputs if isinstance(x, torch.Tensor) and x.dim())
     result["batches"] = []
-    for n in sorted({2 * rows, rows + (rows + 1) // 2, 1}):
+    for n in sorted({1, rows + (rows + 1) // 2, 2 * rows, 2 * rows + (rows + 1) // 2}):
         def take(x):
             if not isinstance(x, torch.Tensor) or not x.dim():
                 return x
