@@ -34,7 +34,7 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   const std::string& x = a[0];
   if (fn == "identity" || fn == "positive") return x;
   if (fn == "add_int") return "(" + x + " + " + std::to_string(static_cast<long long>(p.at(0))) + "LL)";
-  if (fn == "relu") return "fmaxf(" + x + ", 0.0f)";
+  if (fn == "relu") return "sc_max(" + x + ", 0.0f)";
   if (fn == "sigmoid") return "(1.0f / (1.0f + expf(-" + x + ")))";
   if (fn == "tanh") return "tanhf(" + x + ")";
   if (fn == "exp") return "expf(" + x + ")";
@@ -65,13 +65,13 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   if (fn == "softplus") return "sc_softplus(" + x + ", " + P(0) + ", " + P(1) + ")";
   if (fn == "elu") return "sc_elu(" + x + ", " + P(0) + ", " + P(1) + ", " + P(2) + ")";
   if (fn == "leaky_relu") return "(" + x + " > 0.0f ? " + x + " : " + x + " * " + P(0) + ")";
-  if (fn == "hardtanh") return "fminf(fmaxf(" + x + ", " + P(0) + "), " + P(1) + ")";
-  if (fn == "hardsigmoid") return "(fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
-  if (fn == "hardswish") return "(" + x + " * fminf(fmaxf(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
+  if (fn == "hardtanh") return "sc_min(sc_max(" + x + ", " + P(0) + "), " + P(1) + ")";
+  if (fn == "hardsigmoid") return "(sc_min(sc_max(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
+  if (fn == "hardswish") return "(" + x + " * sc_min(sc_max(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
   if (fn == "clamp") {
     std::string e = x;
-    if (p.at(0) != 0) e = "fmaxf(" + e + ", " + P(1) + ")";
-    if (p.at(2) != 0) e = "fminf(" + e + ", " + P(3) + ")";
+    if (p.at(0) != 0) e = "sc_max(" + e + ", " + P(1) + ")";
+    if (p.at(2) != 0) e = "sc_min(" + e + ", " + P(3) + ")";
     return e;
   }
   if (fn == "threshold") return "(" + x + " > " + P(0) + " ? " + x + " : " + P(1) + ")";

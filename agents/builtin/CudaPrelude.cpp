@@ -24,7 +24,8 @@ __device__ __forceinline__ float sc_mish(float x) { return x * tanhf(sc_softplus
 __device__ __forceinline__ float sc_elu(float x, float alpha, float scale, float input_scale) {
   return x > 0.0f ? x * scale : alpha * scale * expm1f(x * input_scale);
 }
-// torch.maximum/minimum and max/min reductions propagate NaN (fmaxf would drop it).
+// torch.maximum/minimum, max/min reductions, relu, clamp and the hard* activations propagate NaN
+// (fmaxf would drop it).
 __device__ __forceinline__ float sc_max(float a, float b) { return (a > b || a != a) ? a : b; }
 __device__ __forceinline__ float sc_min(float a, float b) { return (a < b || a != a) ? a : b; }
 __device__ __forceinline__ float sc_xlogy(float x, float y) {

@@ -434,7 +434,7 @@ struct sc_conv_epi_channel {
       if (e.scale) v = (v * scale);
       if (e.shift) v = (v + shift);
     }
-    if (e.relu) v = fmaxf(v, 0.0f);
+    if (e.relu) v = sc_max(v, 0.0f);  // a NaN stays NaN, as PyTorch's relu keeps it
     return v;
   }
 };
