@@ -52,10 +52,11 @@ _CXX_RULES: list[tuple[re.Pattern[str], str, Optional[str], str, Optional[str]]]
     (re.compile(r"\bCUBLAS_COMPUTE_32F_FAST_TF32\b|\bCUBLAS_TF32_TENSOR_OP_MATH\b"),
      "precision_downgrade", "tf32", "uses TF32 tensor-core math in a matmul", "matmul"),
     # On fp32 data cuDNN's default and tensor-op math types both let its algorithms use TF32
-    # tensor cores (Ampere and later); only CUDNN_FMA_MATH keeps a convolution in fp32. Its
-    # ALLOW_CONVERSION math may convert fp32 tensors to fp16 (the rule above).
+    # tensor cores (Ampere and later); only CUDNN_FMA_MATH keeps a convolution or an RNN in fp32.
+    # Its ALLOW_CONVERSION math may convert fp32 tensors to fp16 (the rule above). "conv" stands
+    # for both: the reference's convolutions and RNNs alike follow cudnn.allow_tf32.
     (re.compile(r"\bCUDNN_TENSOR_OP_MATH\b|\bCUDNN_DEFAULT_MATH\b"),
-     "precision_downgrade", "tf32", "lets cuDNN use TF32 tensor cores in a convolution", "conv"),
+     "precision_downgrade", "tf32", "lets cuDNN use TF32 tensor cores in a convolution or an RNN", "conv"),
     (re.compile(r"\btf32\b|cvt\.rna\.tf32"), "precision_downgrade", "tf32", "uses TF32 tensor-core math", None),
     (re.compile(r"\b(?:torch|at)::(?!empty\b|empty_like\b|empty_strided\b|zeros\b|zeros_like\b|from_blob\b|Tensor\b|"
                 r"TensorOptions\b|k[A-Z]\w*\b|Scalar\b|ScalarType\b|IntArrayRef\b|Device\b|cuda::|indexing\b|"
