@@ -196,8 +196,8 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
 
 protocol::Range BuiltinBrain::editRange() const { return {{forward_.bodyFirst - 1, 0}, {forward_.bodyLast, 0}}; }
 
-std::string BuiltinBrain::editText(const program::ProgramNames& program) const {
-  return graph_ ? forwardReplacement(*graph_, plan_, forward_, program) : "";
+std::string BuiltinBrain::editText(const program::ProgramNames& program, std::optional<double> speedupEager) const {
+  return graph_ ? forwardReplacement(*graph_, plan_, forward_, program, speedupEager) : "";
 }
 
 }  // namespace stitch::agents::builtin

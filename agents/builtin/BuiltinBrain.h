@@ -15,7 +15,7 @@ public:
   std::optional<loop::Draft> next(const std::optional<loop::Feedback>& last, const std::filesystem::path& dir,
                                   std::string& error) override;
   protocol::Range editRange() const override;
-  std::string editText(const program::ProgramNames& program) const override;
+  std::string editText(const program::ProgramNames& program, std::optional<double> speedupEager) const override;
   // Its other plan is one kernel per operator, which moves more bytes: a fix for failures only.
   bool replansOnStagnation() const override { return false; }
 

@@ -9,6 +9,7 @@
 #include "agents/builtin/TorchCall.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cctype>
 #include <optional>
@@ -549,7 +550,7 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
 }
 
 std::string forwardReplacement(const Graph& graph, const Plan& plan, const ForwardSource& forward,
-                               const program::ProgramNames& program) {
+                               const program::ProgramNames& program, std::optional<double> speedupEager) {
   auto l = layout(graph, plan, forward);
   if (!l) return "";
   const std::string& in = forward.bodyIndent;
@@ -570,7 +571,15 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
     for (const auto& id : k.writes())
       if (const TensorInfo* root = graph.viewRoot(*graph.tensor(id)); root->role == "parameter" || root->role == "buffer")
         writesState = true;
-  const std::string batch = graph.independentRows && !writesState ? ", batch=" + std::to_string(*graph.independentRows) : "";
+  std::string batch;
+  if (graph.independentRows && !writesState) {
+    batch = ", batch=" + std::to_string(*graph.independentRows);
+    if (speedupEager) {
+      char s[32];
+      std::snprintf(s, sizeof s, "%.3g", *speedupEager);
+      batch += std::string(", speedup=") + s;
+    }
+  }
   std::string params;
   for (const std::string& id : graph.inputs) params += (params.empty() ? "" : ", ") + l.value().names.at(id);
   std::ostringstream py;

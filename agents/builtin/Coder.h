@@ -11,6 +11,8 @@
 #include "agents/builtin/Planner.h"
 #include "agents/program/ProgramFiles.h"
 
+#include <optional>
+
 namespace stitch::agents::builtin {
 
 struct CandidateSource {
@@ -27,6 +29,6 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
 // are those it was generated for, and the original body, kept below, for inputs of other shapes:
 // the text of a candidate's edit (its range is the body's lines).
 std::string forwardReplacement(const Graph& graph, const Plan& plan, const ForwardSource& forward,
-                               const program::ProgramNames& program);
+                               const program::ProgramNames& program, std::optional<double> speedupEager = std::nullopt);
 
 }  // namespace stitch::agents::builtin

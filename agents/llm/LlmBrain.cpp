@@ -228,7 +228,7 @@ std::optional<loop::Draft> LlmBrain::next(const std::optional<loop::Feedback>& l
 
 protocol::Range LlmBrain::editRange() const { return {{forward_.bodyFirst - 1, 0}, {forward_.bodyLast, 0}}; }
 
-std::string LlmBrain::editText(const program::ProgramNames& program) const {
+std::string LlmBrain::editText(const program::ProgramNames& program, std::optional<double>) const {
   if (!previous_) return "";
   const auto body = forwardBody(previous_->python);
   if (body.empty()) return "";

@@ -25,7 +25,7 @@ public:
   std::optional<loop::Draft> next(const std::optional<loop::Feedback>& last, const std::filesystem::path& dir,
                                   std::string& error) override;
   protocol::Range editRange() const override;
-  std::string editText(const program::ProgramNames& program) const override;
+  std::string editText(const program::ProgramNames& program, std::optional<double> speedupEager) const override;
 
 private:
   struct Previous {

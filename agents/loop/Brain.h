@@ -57,9 +57,11 @@ public:
   virtual std::optional<Draft> next(const std::optional<Feedback>& last, const std::filesystem::path& dir,
                                     std::string& error) = 0;
   // The edit of the user's file that runs the last candidate as the program `program` (its .cu and
-  // loader written beside the model, agents/program): its range and text.
+  // loader written beside the model, agents/program): its range and text. `speedupEager`, once the
+  // candidate is timed, lets the program's loader weigh chunks of another batch size against the
+  // original forward.
   virtual protocol::Range editRange() const = 0;
-  virtual std::string editText(const program::ProgramNames& program) const = 0;
+  virtual std::string editText(const program::ProgramNames& program, std::optional<double> speedupEager) const = 0;
 };
 
 }  // namespace stitch::agents::loop

@@ -116,7 +116,8 @@ private:
     return p.generatable;
   }
 
-  protocol::CandidateParams candidateEvent(const std::string& id, const Draft& d, const std::string& library) {
+  protocol::CandidateParams candidateEvent(const std::string& id, const Draft& d, const std::string& library,
+                                           std::optional<double> speedupEager = std::nullopt) {
     protocol::CandidateParams c;
     c.jobId = request_.jobId;
     c.uri = request_.uri;
@@ -125,13 +126,13 @@ private:
     c.candidate.title = d.title;
     c.candidate.range = brain_.editRange();
     c.candidate.documentVersion = request_.documentVersion;
-    if (!library.empty()) programEdit(d, c.candidate);
+    if (!library.empty()) programEdit(d, c.candidate, speedupEager);
     return c;
   }
 
   // A built candidate's edit and the program it imports: the .cu and the loader, written into the
   // candidate's folder (program/) and copied beside the model when the candidate is accepted.
-  void programEdit(const Draft& d, protocol::Candidate& c) {
+  void programEdit(const Draft& d, protocol::Candidate& c, std::optional<double> speedupEager) {
     const auto names = program::programNames(request_.options.kernelsFolder, request_.uri);
     std::ifstream in(d.dir / "candidate.cu", std::ios::binary);
     std::ostringstream cuda;
@@ -142,7 +143,7 @@ private:
       log("VERIFY", "the program of " + c.id + " could not be written: " + (error.empty() ? "no candidate.cu" : error), "error");
       return;
     }
-    c.newText = brain_.editText(names);
+    c.newText = brain_.editText(names, speedupEager);
     for (const auto& f : files) c.files.push_back({f.path, (d.dir / "program" / f.path).string()});
   }
 
@@ -231,13 +232,13 @@ private:
       return verifierFailed(id, d, status, "the verdict names no finding");
     }
     const json build = v.value("build", json::object());
-    event = candidateEvent(id, d, build.value("library", ""));
+    const json timing = v.value("timing", json::object());
+    event = candidateEvent(id, d, build.value("library", ""), number(timing, "speedup_vs_eager"));
     fb.built = build.value("ok", true);
     fb.passed = v.value("passed", false);
     fb.failedChecks = v.value("failed_checks", std::vector<std::string>{});
     event.candidate.failedChecks = fb.failedChecks;
     event.candidate.status = fb.passed ? "verified" : "failed";
-    const json timing = v.value("timing", json::object());
     event.candidate.speedupEager = number(timing, "speedup_vs_eager");
     event.candidate.speedupCompile = number(timing, "speedup_vs_compile");
     if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");

@@ -10,8 +10,9 @@ the same. nvcc is $STITCHCUDA_NVCC, else $CUDA_HOME/bin/nvcc, else nvcc on PATH,
 The model's forward asks `program.route(x=x, ...)` first: "program" where the tensors are those the
 program was generated for; "chunks" where only the batch size (dim 0) differs and the program, generated
 for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
-padded with copies of a row, whose results are dropped; less than a quarter of the rows run padding),
-warned once; "original" for any other shape,
+padded with copies of a row, whose results are dropped) faster than the original would: the chunks' rows
+under the rows given times the program's measured speedup over eager (or, not timed, less than a quarter
+of them padding), warned once; "original" for any other shape,
 warned once (the forward then runs its original PyTorch code). Another dtype, device or memory layout is
 an error that says what to change.
 To build ahead of time (a Docker image, a machine without a GPU):
@@ -190,7 +191,8 @@ class Program:
     whole-forward program) or `segment(i, *tensors)` (a program with operators left in PyTorch
     between its compiled segments). The library is built and loaded on the first call."""
 
-    def __init__(self, name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None) -> None:
+    def __init__(self, name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None,
+                 speedup: Optional[float] = None) -> None:
         self.name = name
         self.source = _source_path(name)
         # name -> (dtype name, shape, strides) as captured when the program was generated
@@ -198,6 +200,7 @@ class Program:
         # The rows (dim 0 of every input and output) it was generated for, where each row is computed
         # from itself alone: then it serves any batch size in chunks of that many rows.
         self.batch = batch
+        self.speedup = speedup  # over eager PyTorch at the generated shape, as the verifier timed it
         self._lib: Any = None
         self._entry: dict[Any, Any] = {}
         self._descriptors: dict[tuple, Any] = {}
@@ -217,11 +220,7 @@ class Program:
         if self.batch and len(rows) == 1 and None not in rows:
             n = next(iter(rows))
             chunks = -(-n // self.batch)
-            # Each chunk costs the whole program, padding rows included: past a quarter of padding the
-            # original forward on the real rows tends to win (programs run at 1-2x eager; measured in
-            # bench/results/accepted_program_2026-11-25b_h100: at 1.5x the rows, a third padding, a
-            # GEMM chain's chunks took 1.33x the original's time).
-            if n > 0 and 4 * (chunks * self.batch - n) < chunks * self.batch:
+            if n > 0 and self._chunks_win(n, chunks):
                 for arg, t in given.items():
                     self._check(arg, t)
                 self._warn_once("chunks", f"StitchCUDA program {self.name} was generated for {self.batch} rows, got "
@@ -232,6 +231,15 @@ class Program:
                                     f"{self.inputs[arg][1]}, got {shape}: running the original PyTorch forward for "
                                     "such inputs (warned once)")
         return "original"
+
+    def _chunks_win(self, rows: int, chunks: int) -> bool:
+        """Each chunk costs the whole program, padding rows included; the original forward costs about
+        `rows / batch` of eager's time at the generated shape, the program 1 / speedup of it. Not timed:
+        up to a quarter of padding (bench/results/accepted_program_2026-11-25b_h100: a third padding
+        cost a GEMM chain near eager 1.33x the original's time, LeNet5 at 2.07x gained 1.5x)."""
+        if self.speedup:
+            return chunks * self.batch < rows * self.speedup
+        return 4 * (chunks * self.batch - rows) < chunks * self.batch
 
     def accepts(self, **tensors: torch.Tensor) -> bool:
         """Whether the tensors are those the program was generated for (the forward of a model
@@ -343,12 +351,13 @@ class Program:
 _programs: dict[tuple, Program] = {}
 
 
-def load_program(name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None) -> Program:
+def load_program(name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None,
+                 speedup: Optional[float] = None) -> Program:
     """The program `name` (a .cu in this folder), checking the forward's inputs against `inputs`
     ({argument: (dtype name, shape, strides)}); `batch`: the rows it serves other batch sizes in
-    chunks of. Nothing is built until it first runs."""
-    key = (name, repr(sorted((inputs or {}).items())), batch)
+    chunks of; `speedup`: its measured speedup over eager. Nothing is built until it first runs."""
+    key = (name, repr(sorted((inputs or {}).items())), batch, speedup)
     program = _programs.get(key)
     if program is None:
-        program = _programs[key] = Program(name, inputs, batch)
+        program = _programs[key] = Program(name, inputs, batch, speedup)
     return program

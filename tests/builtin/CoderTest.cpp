@@ -231,6 +231,9 @@ TEST(PartialCandidate, IndependentRowsServeOtherBatchSizesInChunks) {
   const std::string text = forwardReplacement(rows, makePlan(rows), f.value(), {"my_kernels", "partial_flip.cu"});
   EXPECT_TRUE(has(text, "(192, 64, 8, 1))}, batch=2)\n")) << text;
   EXPECT_TRUE(has(text, "        if route == \"chunks\":\n            return program.in_chunks(compiled, x=x)\n")) << text;
+  // Once timed, the loader weighs chunks with the measured speedup.
+  EXPECT_TRUE(has(forwardReplacement(rows, makePlan(rows), f.value(), {"my_kernels", "partial_flip.cu"}, 1.8734),
+                  "batch=2, speedup=1.87)\n"));
   auto bn = testing::loadFixture("training_batch_norm");
   ASSERT_TRUE(bn.ok()) << bn.error().message;
   auto bnForward = testing::fixtureForward(bn.value());

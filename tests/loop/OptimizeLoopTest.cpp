@@ -144,7 +144,9 @@ public:
     return loop::Draft{"variant " + dir.filename().string(), "v", dir};
   }
   protocol::Range editRange() const override { return {{10, 0}, {14, 0}}; }
-  std::string editText(const program::ProgramNames& p) const override { return "run(" + p.folder + "/" + p.cuda + ")"; }
+  std::string editText(const program::ProgramNames& p, std::optional<double>) const override {
+    return "run(" + p.folder + "/" + p.cuda + ")";
+  }
   bool replansOnStagnation() const override { return r_.replansOnStagnation; }
 
 private:

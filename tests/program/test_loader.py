@@ -86,6 +86,16 @@ class LoaderTest(unittest.TestCase):
             self.assertEqual(p.route(x=torch.zeros(7, 9)), "original")  # not only the batch differs
         self.assertEqual(len(seen), 1)
         self.assertIn("got (6, 8)", str(seen[0].message))
+        # Timed: chunks where their rows stay under the rows given times the program's speedup.
+        fast = self.k.Program("twice.cu", SPEC, batch=4, speedup=2.0)
+        with self.assertRaises(self.k.NeedsGpuError):
+            fast.route(x=torch.zeros(6, 8))  # 8 rows of chunks < 6 x 2
+        near = self.k.Program("twice.cu", SPEC, batch=4, speedup=1.1)
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            self.assertEqual(near.route(x=torch.zeros(7, 8)), "original")  # 8 >= 7 x 1.1
+        with self.assertRaises(self.k.NeedsGpuError):
+            near.route(x=torch.zeros(8, 8))
         # Without independent rows (no batch), another batch size runs the original forward.
         self.assertEqual(self.k.Program("twice.cu", SPEC).route(x=torch.zeros(8, 8)), "original")
 
