@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <cctype>
 #include <optional>
-#include <set>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace stitch::agents::builtin {
@@ -84,7 +84,9 @@ struct Layout {
   std::vector<std::string> stepLines;       // per step: its Python (the call or the PyTorch op)
   std::map<std::string, std::string> names;  // tensor id → Python expression, as the forward binds them
   std::map<std::string, int> pytorchOps;     // schema name → calls left in PyTorch
-  std::string guards;                         // checks of the non-tensor arguments the graph bakes in
+  // The non-tensor arguments the graph bakes in: each a Python condition that holds when an
+  // argument differs from its captured value, and what the program was generated for.
+  std::vector<std::pair<std::string, std::string>> guards;
   std::string device;                         // the Python expression of the forward's device
   std::vector<std::string> returned;         // each forward result's Python expression
   std::vector<std::string> buffers;          // tensor ids whose shape and dtype each bufN has
@@ -275,8 +277,8 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
   std::size_t passed = 0;  // how many of forward's arguments the task passes (get_inputs' length)
   for (const auto& [id, param] : l.names) passed = std::max(passed, paramIndex(forward, param) + 1);
   auto guard = [&](const std::string& p, const std::string& value) {
-    l.guards += "if " + p + " != " + value + ":\n    raise ValueError(\"this program was generated for " + p + " == \" + repr(" +
-                value + ") + \", got \" + repr(" + p + "))\n";
+    l.guards.push_back({p + " != " + value, "\"this program was generated for " + p + " == \" + repr(" + value +
+                                                ") + \", got \" + repr(" + p + ")"});
   };
   for (const auto& [i, value] : graph.inputValues) {
     if (i < 0 || static_cast<std::size_t>(i) >= forward.params.size()) continue;
@@ -292,8 +294,8 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
       return Failure{"forward's argument " + p + (d.empty() ? " has no default and is not passed by the task"
                                                                : " defaults to " + d + ", which is not a literal")};
     if (d == "None")
-      l.guards += "if " + p + " is not None:\n    raise ValueError(\"this program was generated for " + p +
-                  " left at None, got \" + repr(type(" + p + ")))\n";
+      l.guards.push_back({p + " is not None", "\"this program was generated for " + p + " left at None, got \" + repr(type(" +
+                                                  p + "))"});
     else
       guard(p, d);
   }
@@ -367,7 +369,8 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
 std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource& forward, const std::string& lib,
                         const std::string& indent) {
   std::ostringstream py;
-  py << indented(l.guards, indent);
+  for (const auto& [differs, generatedFor] : l.guards)
+    py << indent << "if " << differs << ":\n" << indent << "    raise ValueError(" << generatedFor << ")\n";
   const std::string device = l.device;
   auto empty = [&](const TensorInfo* t) {
     const std::string kind = ", dtype=torch." + t->dtype + ", device=" + device + ")";
@@ -590,8 +593,12 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
      << in << "    from " << program.folder << " import load_program\n"
      << in << "    program = self._stitch_program = load_program(\"" << program.cuda << "\", {" << inputs << "}" << batch << ")\n"
      << in << "def compiled(" << params << "):\n"
-     << forwardBody(graph, l.value(), forward, "program", in + "    ")
-     << in << "route = program.route(" << accepts << ")\n"
+     << forwardBody(graph, l.value(), forward, "program", in + "    ");
+  // A baked-in argument with another value runs the original forward, as another shape does.
+  std::string differs;
+  for (const auto& [condition, generatedFor] : l.value().guards) differs += (differs.empty() ? "" : " or ") + condition;
+  const std::string route = "program.route(" + accepts + ")";
+  py << in << "route = " << (differs.empty() ? route : "\"original\" if " + differs + " else " + route) << "\n"
      << in << "if route == \"program\":\n"
      << in << "    return compiled(" << accepts << ")\n";
   if (!batch.empty())

@@ -67,6 +67,12 @@ TEST(Coder, ArgumentsLeftAtTheirDefaultKeepItAndAreChecked) {
   EXPECT_TRUE(has(c.value().python, "if h0 is not None:\n"));
   EXPECT_TRUE(has(c.value().python, "if scale != 2.0:\n"));
   EXPECT_TRUE(has(c.value().python, "if mode != 'a':\n"));
+  // The accepted edit runs the original forward for another value instead of raising.
+  auto g = testing::loadFixture("pad_constant");
+  auto f = findForward("class Model(nn.Module):\n    def forward(self, x, h0=None):\n        return x\n");
+  ASSERT_TRUE(g.ok() && f.ok());
+  const std::string edit = forwardReplacement(g.value(), makePlan(g.value()), f.value(), {"k", "m.cu"});
+  EXPECT_TRUE(has(edit, "    route = \"original\" if h0 is not None else program.route(x=x)\n")) << edit;
   auto expr = withSignature("self, x, h0=torch.zeros(3)");
   ASSERT_FALSE(expr.ok());
   EXPECT_TRUE(has(expr.error().message, "h0 defaults to torch.zeros(3), which is not a literal"));
