@@ -169,6 +169,7 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
     outputs = check_tensor_outputs(out, task.path, None, "task")
     for t in outputs:
         graph.outputs.append(recorder.ids.get(id(t)) or recorder.lookup(t, "output"))
+    recorder.keep.clear()  # the capture's intermediates: the probe's forward needs their memory
     graph.batch = batch_probe(model, inputs, outputs, seed)
     return graph
 
@@ -210,7 +211,7 @@ def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.T
         with torch.no_grad():
             again = model(*[v[:half] if isinstance(v, torch.Tensor) else v for v in inputs])
         again = check_tensor_outputs(again, "", None, "task")
-    except Exception as exc:  # a forward that needs the whole batch (a view with the batch size written in)
+    except Exception as exc:  # a forward that needs the whole batch (a view with the batch size written in), or memory
         return {"size": rows, "rows_independent": False, "why": f"the forward on {half} rows raised {type(exc).__name__}"}
     for i, (whole, part) in enumerate(zip(outputs, again)):
         if tuple(part.shape) != (half, *whole.shape[1:]):
