@@ -221,6 +221,7 @@ struct Row {
   std::string candidateDir;
   std::optional<double> planTimeShare;  // the plan's own estimate (bytes moved, without a profile)
   std::string planTimeBasis;
+  json batch;  // the capture's batch probe (HARNESS.md): whether another batch size can run in chunks
 };
 
 json toJson(const Row& r) {
@@ -245,6 +246,7 @@ json toJson(const Row& r) {
                               {"coveredShare", r.cover->totalUs > 0 ? r.cover->coveredUs / r.cover->totalUs : 0.0}};
   }
   if (r.planTimeShare) j["planCoverage"] = {{"timeShare", *r.planTimeShare}, {"timeBasis", r.planTimeBasis}};
+  if (!r.batch.is_null()) j["batch"] = r.batch;
   return j;
 }
 
@@ -295,6 +297,7 @@ Row runTask(agents::Worker& worker, const RunPlan& plan, const BenchTask& task) 
     return finish();
   }
 
+  row.batch = graph.result->value("batch", json());
   row.stage = "plan";
   agents::BaselineFacts facts;
   facts.cuda = false;
@@ -430,6 +433,7 @@ std::string tableRow(const Row& r) {
 
 struct Totals {
   int tasks = 0, captured = 0, compiled = 0, fullyCovered = 0;
+  int independentRows = 0;   // compiled, and the batch probe found every row computed from itself alone
   double operatorShare = 0;  // sum over tasks of the share of operators in compiled code (0 without)
   double timeShare = 0;      // the same for the estimated GPU time
   void add(const Row& r) {
@@ -437,6 +441,7 @@ struct Totals {
     if (r.cover) ++captured;
     if (r.compiled) ++compiled;
     if (r.fullyCovered) ++fullyCovered;
+    if (r.compiled && r.batch.is_object() && r.batch.value("rows_independent", false)) ++independentRows;
     if (r.compiled && r.cover && r.cover->operators > 0) {
       operatorShare += static_cast<double>(r.cover->covered) / r.cover->operators;
       timeShare += r.cover->totalUs > 0 ? r.cover->coveredUs / r.cover->totalUs : 0.0;
@@ -448,6 +453,7 @@ struct Totals {
             {"captured", captured},
             {"compiled", compiled},
             {"fullyCovered", fullyCovered},
+            {"independentRows", independentRows},
             {"compiledShare", share(compiled)},
             {"fullyCoveredShare", share(fullyCovered)},
             {"meanOperatorShare", share(operatorShare)},
@@ -466,11 +472,13 @@ std::string summaryTable(const std::vector<Row>& rows) {
   }
   std::ostringstream s;
   s << "| level | tasks | graph captured | compiled candidate | every operator covered | operators in compiled code "
-       "(mean) | est. GPU time in compiled code (mean) |\n|---|---|---|---|---|---|---|\n";
+       "(mean) | est. GPU time in compiled code (mean) | rows independent (another batch size in chunks) |\n"
+       "|---|---|---|---|---|---|---|---|\n";
   auto line = [&](const std::string& name, const Totals& t) {
     s << "| " << name << " | " << t.tasks << " | " << t.captured << " | " << t.compiled << " ("
       << percent(t.compiled, t.tasks) << ") | " << t.fullyCovered << " (" << percent(t.fullyCovered, t.tasks) << ") | "
-      << percent(t.operatorShare, t.tasks) << " | " << percent(t.timeShare, t.tasks) << " |\n";
+      << percent(t.operatorShare, t.tasks) << " | " << percent(t.timeShare, t.tasks) << " | " << t.independentRows << " ("
+      << percent(t.independentRows, t.tasks) << ") |\n";
   };
   for (const auto& [level, t] : levels) line(levelName(level == 1 << 30 ? 0 : level), t);
   line("all", all);
@@ -559,7 +567,11 @@ const char* kMethod =
     "excluded; `coverage` of the plan), where the plan gives one.\n\n"
     "A candidate counts as compiled when the built-in brain planned and generated it and nvcc built "
     "candidate.cu for sm_90 (`buildCandidate`, as `stitchcuda optimize` does); nothing is run or verified on "
-    "this machine.\n";
+    "this machine.\n\n"
+    "Rows independent: compiled candidates whose capture's batch probe (the forward again on half the batch, "
+    "protocol/HARNESS.md `batch`) found every row of the inputs' and outputs' common dim 0 computed from itself "
+    "alone, at the reduced sizes: their saved program runs another batch size in chunks of its rows, unless it "
+    "writes module state (results.json `batch` says why not).\n";
 
 // ---- the run -----------------------------------------------------------------------------------
 
