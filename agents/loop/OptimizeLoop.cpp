@@ -233,13 +233,14 @@ private:
     }
     const json build = v.value("build", json::object());
     const json timing = v.value("timing", json::object());
-    event = candidateEvent(id, d, build.value("library", ""), number(timing, "speedup_vs_eager"));
+    const std::optional<double> speedupEager = number(timing, "speedup_vs_eager");
+    event = candidateEvent(id, d, build.value("library", ""), speedupEager);
     fb.built = build.value("ok", true);
     fb.passed = v.value("passed", false);
     fb.failedChecks = v.value("failed_checks", std::vector<std::string>{});
     event.candidate.failedChecks = fb.failedChecks;
     event.candidate.status = fb.passed ? "verified" : "failed";
-    event.candidate.speedupEager = number(timing, "speedup_vs_eager");
+    event.candidate.speedupEager = speedupEager;
     event.candidate.speedupCompile = number(timing, "speedup_vs_compile");
     if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");
     fb.speedupEager = event.candidate.speedupEager;

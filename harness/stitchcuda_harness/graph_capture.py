@@ -13,6 +13,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .errors import from_exception
 from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
+from .ground_truth import ROWS_INDEPENDENT_REL
 from .model_source import argument_text, constant_literal, construction_source, python_literal
 from .task_loader import Task, check_tensor_outputs
 from .tensor_specs import dtype_name
@@ -174,13 +175,6 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
     return graph
 
 
-# How far the first rows of a half batch may be from the same rows of the whole one and still count
-# as the same computation: a GEMM or convolution may pick another algorithm for fewer rows (TF32
-# ones differ near 1e-3 of the magnitude); rows that share statistics (BatchNorm in training mode)
-# differ by their magnitude.
-_ROWS_RTOL = 1e-2
-
-
 def _row_differences(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
     """max |a - b| and max |a| in fp64, a few rows at a time (a multi-GB output has no room for
     fp64 copies of itself)."""
@@ -217,7 +211,7 @@ def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.T
         if tuple(part.shape) != (half, *whole.shape[1:]):
             return {"size": rows, "rows_independent": False, "why": f"output {i} on {half} rows has shape {tuple(part.shape)}"}
         err, scale = _row_differences(whole[:half], part)
-        if not err <= _ROWS_RTOL * scale + 1e-6:  # NaN: not independent
+        if not err <= ROWS_INDEPENDENT_REL * scale + 1e-6:  # NaN: not independent
             return {"size": rows, "rows_independent": False,
                     "why": f"output {i}'s first {half} rows change with the other rows (by {err:.3g}, magnitude {scale:.3g})"}
     return {"size": rows, "rows_independent": True, "why": f"the first {half} rows alone give the same outputs"}
