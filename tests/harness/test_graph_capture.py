@@ -128,6 +128,15 @@ class GraphCaptureTest(unittest.TestCase):
                 return [torch.randn(16, 8), torch.randn(16, 8)]
             """)), CPU)
         self.assertIsNone(loss.batch)  # a 0-dim output: no batch dimension in common
+        empty = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return x * 2, x[:, :0]  # rows of no elements beside rows of some
+            def get_inputs():
+                return [torch.randn(16, 8)]
+            """)), CPU)
+        self.assertTrue(empty.batch["rows_independent"])
 
     def write(self, body: str) -> str:
         fd, path = tempfile.mkstemp(suffix=".py")
