@@ -54,8 +54,8 @@ const std::set<std::string>& compositeOps() {
 // Layout without data movement. Transposes, permutes, slices, selects, splits and unfold's windows
 // (a vision transformer's patches) of a tensor a kernel reads from outside are read through their
 // strides and offset; of a value the open kernel computes, they close it (the value is written)
-// and the next kernel reads the written buffer through the view's strides. (split, chunk and unbind return a list of such views; GraphNormalize
-// makes each a view of `self`.)
+// and the next kernel reads the written buffer through the view's strides. (split, chunk and
+// unbind return a list of such views; GraphNormalize makes each a view of `self`.)
 const std::set<std::string>& viewOps() {
   static const std::set<std::string> ops{"view",   "_unsafe_view", "reshape", "unsqueeze", "squeeze",
                                          "expand", "flatten",      "_reshape_alias", "transpose", "permute",

@@ -12,9 +12,8 @@ program was generated for; "chunks" where only the batch size (dim 0) differs an
 for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
 padded with copies of a row, whose results are dropped) faster than the original would: the chunks' rows
 under the rows given times the program's measured speedup over eager (or, not timed, less than a quarter
-of them padding), warned once; "original" for any other shape,
-warned once (the forward then runs its original PyTorch code). Another dtype, device or memory layout is
-an error that says what to change.
+of them padding), warned once; "original" for any other shape, warned once (the forward then runs its
+original PyTorch code). Another dtype, device or memory layout is an error that says what to change.
 To build ahead of time (a Docker image, a machine without a GPU):
 `python -c "import stitchcuda_kernels as k; k.build('model.cu', arch='sm_90')"`.
 """
