@@ -369,10 +369,10 @@ private:
     if (!seen.insert(id).second) return;
     const KernelValue& v = k_.values[id];
     if (v.op == ValueOp::Input) inputs.insert(v.input);
-    // A concatenation loads only its chosen piece, itself (concat below), and padding only inside
-    // the padded tensor (pad below): none is preloaded.
+    // A concatenation loads only its chosen piece, itself (concat below), padding only inside
+    // the padded tensor (pad below), and a gather the row its index chose: none is preloaded.
     if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex || v.op == ValueOp::Scan || v.op == ValueOp::Concat ||
-        v.op == ValueOp::Pad)
+        v.op == ValueOp::Pad || v.op == ValueOp::Gather)
       return;
     for (int a : v.args) collectInputs(a, inputs, seen);
   }
@@ -403,6 +403,9 @@ private:
         break;
       case ValueOp::Pad:
         expr = pad(id, o, indent);
+        break;
+      case ValueOp::Gather:
+        expr = gather(id, value(v.args.at(1), s, o, indent));
         break;
       default: {
         std::vector<std::string> args;
@@ -456,6 +459,16 @@ private:
     }
     const std::string load = this->load(k_.values[v.args.at(0)].input);
     return inside.empty() ? load : "((" + inside + ") ? " + load + " : " + floatLiteral(v.params.at(0)) + ")";
+  }
+
+  // The table's element at the row `index` chose (counted from the end when negative, as PyTorch
+  // does) and the element's own coordinates within the row.
+  std::string gather(int id, const std::string& index) const {
+    const KernelValue& v = k_.values[id];
+    const int i = k_.values[v.args.at(0)].input;
+    const auto rows = static_cast<int64_t>(v.params.at(0)), rowStride = static_cast<int64_t>(v.params.at(1));
+    return in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin) + (" + index + " < 0 ? " + index + " + " + i64(rows) +
+           " : " + index + ") * " + i64(rowStride) + "]";
   }
 
   // The concatenation's element at `lin`: its coordinate along the concatenated dim picks the

@@ -19,8 +19,11 @@ namespace stitch::agents::builtin {
 // where the element's (row, col) — the iteration dims of its last two dims — keep col - row >=
 // params[0] (params[1] = 1, upper) or <= params[0] (params[1] = 0, lower), else zero; Pad:
 // constant padding, the Input value args[0] (read with its offset shifted back by the padding)
-// where the element lies inside the padded tensor, params[0] elsewhere.
-enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat, Triangle, Pad };
+// where the element lies inside the padded tensor, params[0] elsewhere; Gather: a row of a table
+// chosen by an index (embedding, `table[index]`): the Input value args[0] read through its strides
+// for the row's own dims, plus the int64 value args[1] (a negative one counted from the end of the
+// params[0] rows) times the table's row stride params[1].
+enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat, Triangle, Pad, Gather };
 enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
 
 // A pooling window over the trailing `kernel.size()` dims of a window input (its own strides,

@@ -5,6 +5,7 @@
 #include "agents/builtin/NodeArgs.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace stitch::agents::builtin {
@@ -39,6 +40,7 @@ public:
       if (base == "convolution" && splitConvBias(n, nodes)) continue;
       if (base == "set_") flatWeightBuffer(n);
       if (base == "_cudnn_rnn" && sequenceMajorRnn(n, nodes)) continue;
+      if (base == "roll" && splitRoll(n, nodes)) continue;
       nodes.push_back(n);
     }
     g_["nodes"] = std::move(nodes);
@@ -450,6 +452,73 @@ private:
     nodes.push_back(node(n, "aten::view", json::array({tensorArg("self", biasId), valueArg("size", viewShape)}), view, "view"));
     nodes.push_back(node(n, "aten::add.Tensor", json::array({tensorArg("self", raw), tensorArg("other", view)}), out));
     return true;
+  }
+
+  // torch.roll along dims (a shifted window's `torch.roll(x, (-s, -s), (1, 2))`) is, per rolled dim,
+  // the concatenation of its last `shift` elements and the rest: two slices of the tensor (views,
+  // read through its strides) and a cat, which the planner generates. Each further dim rolls the
+  // previous dim's result. A roll of the flattened tensor (no dims) stays as it is.
+  bool splitRoll(const json& n, json& nodes) {
+    const json* shiftsArg = input(n, "shifts");
+    const json* dimsArg = input(n, "dims");
+    std::string cur = argTensor(n, "self");
+    if (cur.empty() || !shiftsArg || !dimsArg || n["outputs"].size() != 1) return false;
+    const auto shifts = intList(*shiftsArg), dims = intList(*dimsArg);
+    if (!shifts || !dims || dims->empty() || shifts->size() != dims->size()) return false;
+    const std::string out = n["outputs"][0];
+    const std::vector<int64_t> shape = byId_[out]["shape"];
+    const auto rank = static_cast<int64_t>(shape.size());
+    std::vector<std::pair<int64_t, int64_t>> rolls;  // (dim, elements moved from its end to its start)
+    for (std::size_t i = 0; i < dims->size(); ++i) {
+      const int64_t d = (*dims)[i] < 0 ? (*dims)[i] + rank : (*dims)[i];
+      if (d < 0 || d >= rank) return false;
+      const int64_t size = shape[d], shift = size ? (((*shifts)[i] % size) + size) % size : 0;
+      if (shift) rolls.emplace_back(d, shift);
+    }
+    if (rolls.empty()) {
+      nodes.push_back(node(n, "aten::clone", json::array({tensorArg("self", cur)}), out));
+      return true;
+    }
+    for (std::size_t i = 0; i < rolls.size(); ++i) {
+      const auto [d, shift] = rolls[i];
+      const std::string tail = slice(n, cur, d, shape[d] - shift, shape[d], nodes);
+      const std::string head = slice(n, cur, d, 0, shape[d] - shift, nodes);
+      cur = i + 1 == rolls.size() ? out : newTensor(byId_[out], shape);
+      nodes.push_back(node(n, "aten::cat", json::array({{{"name", "tensors"}, {"tensors", {tail, head}}}, valueArg("dim", d)}),
+                           cur));
+    }
+    return true;
+  }
+
+  // A view of `of`'s elements [start, end) along `dim`, as aten::slice makes it.
+  std::string slice(const json& like, const std::string& of, int64_t dim, int64_t start, int64_t end, json& nodes) {
+    std::vector<int64_t> shape = byId_[of]["shape"];
+    const std::vector<int64_t> strides = byId_[of]["strides"];
+    shape[dim] = end - start;
+    const std::string view = newTensor(byId_[of], shape, of);
+    const int64_t offset = byId_[of].value("storage_offset", int64_t{0}) + start * strides[dim];
+    for (json* t : {&byId_[view], &added_[view]}) {
+      (*t)["strides"] = strides;
+      (*t)["storage_offset"] = offset;
+    }
+    nodes.push_back(node(like, "aten::slice.Tensor",
+                         json::array({tensorArg("self", of), valueArg("dim", dim), valueArg("start", start),
+                                      valueArg("end", end), valueArg("step", 1)}),
+                         view, "view"));
+    return view;
+  }
+
+  static std::optional<std::vector<int64_t>> intList(const json& arg) {
+    if (!arg.contains("value")) return std::nullopt;
+    const json& v = arg["value"];
+    if (v.is_number_integer()) return std::vector<int64_t>{v.get<int64_t>()};
+    if (!v.is_array()) return std::nullopt;
+    std::vector<int64_t> r;
+    for (const json& e : v) {
+      if (!e.is_number_integer()) return std::nullopt;
+      r.push_back(e.get<int64_t>());
+    }
+    return r;
   }
 
   // The node that reads `id` as its argument `name`, when it is the only reader of `id`.

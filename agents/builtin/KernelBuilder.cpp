@@ -72,10 +72,11 @@ bool takesPart(const std::string& base) {
          base.find("chunk") != std::string::npos || base == "unbind" || base == "unfold";
 }
 
-// Elementwise by the element's coordinates: triu/tril (ValueOp::Triangle) and constant padding
-// (ValueOp::Pad, lowerPad).
+// Elementwise by the element's coordinates: triu/tril (ValueOp::Triangle), constant padding
+// (ValueOp::Pad, lowerPad), flip (a read through negated strides, lowerFlip) and a table's rows
+// chosen by an index (ValueOp::Gather, lowerGather).
 const std::set<std::string>& coordinateOps() {
-  static const std::set<std::string> ops{"triu", "tril", "constant_pad_nd"};
+  static const std::set<std::string> ops{"triu", "tril", "constant_pad_nd", "flip", "embedding", "index"};
   return ops;
 }
 
@@ -480,6 +481,96 @@ Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
   return true;
 }
 
+// torch.flip of a tensor read from outside: the output's element at coordinate c of a flipped dim
+// is the input's at size - 1 - c, a read through that dim's stride negated from its last
+// element. A flipped value this kernel computes is written first and flipped by the next kernel.
+Outcome<bool> KernelBuilder::lowerFlip(const Node& node) {
+  const Argument* self = node.arg("self");
+  if (!self || !self->tensor) return Failure{node.where() + ": flips no tensor"};
+  if (tensors_.count(*self->tensor))
+    return Failure{node.where() + ": flips a value this kernel computes; the next kernel flips it written"};
+  const TensorInfo* in = graph_->tensor(*self->tensor);
+  const TensorInfo* out = graph_->tensor(node.outputs.at(0));
+  const Argument* dimsArg = node.arg("dims");
+  const auto dims = dimsArg ? asIntList(dimsArg->value) : std::nullopt;
+  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  if (!dims) return Failure{node.where() + ": flip without a list of dims"};
+  std::set<int64_t> flipped;
+  for (int64_t d : *dims) {
+    if (d < -rank || d >= rank) return Failure{node.where() + ": flip dim " + std::to_string(d) + " out of range"};
+    flipped.insert(d < 0 ? d + rank : d);
+  }
+  if (out->dtype != "float32" || in->dtype != out->dtype) return Failure{node.where() + ": flips a non-float32 tensor"};
+  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
+    return Failure{node.where() + ": flips a tensor of another shape than this kernel's iteration space"};
+  if (kernel_.shape.empty()) kernel_.shape = out->shape;
+  auto map = alignedMap(out->shape, {}, node);
+  if (!map) return map.error();
+  std::vector<int64_t> strides(kernel_.shape.size(), 0);
+  int64_t shift = 0;
+  for (int64_t p = 0; p < rank; ++p) {
+    if (in->shape[p] == 1 || map.value()[p] < 0) continue;
+    const bool flip = flipped.count(p) > 0;
+    strides[map.value()[p]] = flip ? -in->strides[p] : in->strides[p];
+    if (flip) shift += (in->shape[p] - 1) * in->strides[p];
+  }
+  auto x = externalStrided(in->id, std::move(strides), map.value(), false, shift);
+  if (!x) return x.error();
+  const int v = unary("identity", x.value());
+  kernel_.values[v].dimMap = map.value();
+  bind(out->id, v);
+  return true;
+}
+
+// nn.Embedding's lookup and `table[index]` (index.Tensor with one int64 index on the first dim,
+// as Swin's relative position bias reads its table): the output's element at (i..., j...) is the
+// table's at (index[i...], j...). The index is read from outside, the table too: a table this
+// kernel computes is written first and read by the next kernel.
+Outcome<bool> KernelBuilder::lowerGather(const Node& node, const std::string& base) {
+  const Argument* table = node.arg(base == "embedding" ? "weight" : "self");
+  const Argument* indices = node.arg("indices");
+  std::string indexId;
+  if (indices && indices->tensor) indexId = *indices->tensor;
+  else if (indices && indices->tensors.size() == 1) indexId = indices->tensors[0];
+  if (!table || !table->tensor || indexId.empty())
+    return Failure{node.where() + ": indexing other than one index tensor on the first dim is left to PyTorch"};
+  if (tensors_.count(*table->tensor))
+    return Failure{node.where() + ": indexes a value this kernel computes; the next kernel indexes it written"};
+  if (tensors_.count(indexId)) return Failure{node.where() + ": an index this kernel computes; the next kernel reads it written"};
+  const TensorInfo* src = graph_->tensor(*table->tensor);
+  const TensorInfo* index = graph_->tensor(indexId);
+  const TensorInfo* out = graph_->tensor(node.outputs.at(0));
+  if (index->dtype != "int64") return Failure{node.where() + ": an index of dtype " + index->dtype + " is left to PyTorch"};
+  if (src->dtype != "float32" || out->dtype != "float32") return Failure{node.where() + ": indexes a non-float32 tensor"};
+  if (src->shape.empty()) return Failure{node.where() + ": indexes a 0-dim tensor"};
+  std::vector<int64_t> expect = index->shape;
+  expect.insert(expect.end(), src->shape.begin() + 1, src->shape.end());
+  if (out->shape != expect) return Failure{node.where() + ": an index result of an unexpected shape"};
+  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
+    return Failure{node.where() + ": indexes into another shape than this kernel's iteration space"};
+  if (kernel_.shape.empty()) kernel_.shape = out->shape;
+  auto map = alignedMap(out->shape, {}, node);
+  if (!map) return map.error();
+  const std::size_t lead = index->shape.size();
+  std::vector<int> indexMap(map.value().begin(), map.value().begin() + static_cast<std::ptrdiff_t>(lead));
+  for (std::size_t p = 0; p < lead; ++p)
+    if (index->shape[p] == 1) indexMap[p] = -1;
+  auto i = external(indexId, indexMap);
+  if (!i) return i.error();
+  std::vector<int64_t> strides(kernel_.shape.size(), 0);
+  for (std::size_t k = 1; k < src->shape.size(); ++k)
+    if (src->shape[k] != 1 && map.value()[lead + k - 1] >= 0) strides[map.value()[lead + k - 1]] = src->strides[k];
+  auto x = externalStrided(src->id, std::move(strides), map.value());
+  if (!x) return x.error();
+  KernelValue v;
+  v.op = ValueOp::Gather;
+  v.args = {x.value(), i.value()};
+  v.params = {static_cast<double>(src->shape[0]), static_cast<double>(src->strides[0])};
+  v.dimMap = map.value();
+  bind(out->id, push(std::move(v)));
+  return true;
+}
+
 Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind, std::vector<int64_t> dims,
                                    bool keepdim, const std::string& outId) {
   const auto map = kernel_.values[input].dimMap;
@@ -588,6 +679,8 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   if (fillOps().count(b)) return lowerFill(node, b);
 
   if (b == "constant_pad_nd") return lowerPad(node);
+  if (b == "flip") return lowerFlip(node);
+  if (b == "embedding" || b == "index") return lowerGather(node, b);
   if (b == "triu" || b == "tril") {  // a causal mask made in forward, a triangular GEMM's result
     auto v = elementwise(node, "identity", {"self"});
     if (!v) return v.error();

@@ -112,6 +112,8 @@ private:
   Outcome<bool> lowerConcat(const Node& node);
   Outcome<bool> lowerFill(const Node& node, const std::string& base);
   Outcome<bool> lowerPad(const Node& node);
+  Outcome<bool> lowerFlip(const Node& node);
+  Outcome<bool> lowerGather(const Node& node, const std::string& base);
   Outcome<int> pieceRead(const Concatenation& cat, const ConcatPiece& piece, const std::vector<int>& map);
   // Applies a loss's `reduction` (0 none, 1 mean, 2 sum) to its per-element terms and binds it.
   Outcome<bool> reduceLoss(const Node& node, int terms);

@@ -205,40 +205,38 @@ TEST(Coder, ReplanCandidatesGenerateForEveryFixture) {
 // The accepted edit runs the program from the workspace's kernels folder where the inputs are
 // those it was generated for, and keeps the user's own forward below it for other shapes.
 TEST(PartialCandidate, AcceptedEditImportsTheProgramAndKeepsTheOriginalForward) {
-  auto g = testing::loadFixture("partial_flip");
+  auto g = testing::loadFixture("partial_sort");
   ASSERT_TRUE(g.ok()) << g.error().message;
   auto f = testing::fixtureForward(g.value());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  const std::string text = forwardReplacement(g.value(), makePlan(g.value()), f.value(), {"my_kernels", "partial_flip.cu"});
+  const std::string text = forwardReplacement(g.value(), makePlan(g.value()), f.value(), {"my_kernels", "partial_sort.cu"});
   EXPECT_TRUE(has(text, "        from my_kernels import load_program\n")) << text;
-  EXPECT_TRUE(has(text, "load_program(\"partial_flip.cu\", {\"x\": (\"float32\", (2, 3, 8, 8), (192, 64, 8, 1))})")) << text;
+  EXPECT_TRUE(has(text, "load_program(\"partial_sort.cu\", {\"x\": (\"float32\", (2, 3, 8, 8), (192, 64, 8, 1))}, batch=2)"))
+      << text;
   EXPECT_TRUE(has(text, "    def compiled(x):\n            ")) << text;
   EXPECT_TRUE(has(text, "    route = program.route(x=x)\n        if route == \"program\":\n            return compiled(x=x)\n"))
       << text;
-  // The fixture's graph has no batch probe: another batch size runs the original forward.
-  EXPECT_FALSE(has(text, "batch=")) << text;
-  EXPECT_FALSE(has(text, "in_chunks")) << text;
   EXPECT_TRUE(has(text, "            program.segment(1, ")) << text;
   EXPECT_FALSE(has(text, "stitchcuda_harness"));
   // The original body, verbatim, after the compiled path.
   EXPECT_TRUE(text.ends_with(f.value().body)) << text;
-  EXPECT_TRUE(has(f.value().body, "x = torch.flip(x, dims=[3])"));
+  EXPECT_TRUE(has(f.value().body, "x = torch.sort(x, dim=3).values"));
 }
 
 // Where the capture found every row computed from itself alone, the program serves other batch
 // sizes in chunks of the generated rows; not where it writes module state (running statistics).
 TEST(PartialCandidate, IndependentRowsServeOtherBatchSizesInChunks) {
-  auto g = testing::loadFixture("partial_flip");
+  auto g = testing::loadFixture("partial_sort");
   ASSERT_TRUE(g.ok()) << g.error().message;
   auto f = testing::fixtureForward(g.value());
   ASSERT_TRUE(f.ok()) << f.error().message;
-  Graph rows = g.value();
-  rows.independentRows = 2;
-  const std::string text = forwardReplacement(rows, makePlan(rows), f.value(), {"my_kernels", "partial_flip.cu"});
+  const Graph& rows = g.value();
+  ASSERT_EQ(rows.independentRows.value_or(0), 2);  // the capture's batch probe
+  const std::string text = forwardReplacement(rows, makePlan(rows), f.value(), {"my_kernels", "partial_sort.cu"});
   EXPECT_TRUE(has(text, "(192, 64, 8, 1))}, batch=2)\n")) << text;
   EXPECT_TRUE(has(text, "        if route == \"chunks\":\n            return program.in_chunks(compiled, x=x)\n")) << text;
   // Once timed, the loader weighs chunks with the measured speedup.
-  EXPECT_TRUE(has(forwardReplacement(rows, makePlan(rows), f.value(), {"my_kernels", "partial_flip.cu"}, 1.8734),
+  EXPECT_TRUE(has(forwardReplacement(rows, makePlan(rows), f.value(), {"my_kernels", "partial_sort.cu"}, 1.8734),
                   "batch=2, speedup=1.87)\n"));
   auto bn = testing::loadFixture("training_batch_norm");
   ASSERT_TRUE(bn.ok()) << bn.error().message;
@@ -251,17 +249,17 @@ TEST(PartialCandidate, IndependentRowsServeOtherBatchSizesInChunks) {
   EXPECT_FALSE(has(written, "batch=")) << written;
 }
 
-TEST(PartialCandidate, FlipStaysInPyTorchBetweenTwoSegments) {
-  auto g = testing::loadFixture("partial_flip");
+TEST(PartialCandidate, SortStaysInPyTorchBetweenTwoSegments) {
+  auto g = testing::loadFixture("partial_sort");
   ASSERT_TRUE(g.ok()) << g.error().message;
   const Plan plan = makePlan(g.value());
   EXPECT_FALSE(plan.wholeForward());
-  auto c = testing::fixtureCandidate("partial_flip");
+  auto c = testing::fixtureCandidate("partial_sort");
   ASSERT_TRUE(c.ok()) << c.error().message;
   const std::string& py = c.value().python;
   const std::string& cu = c.value().cuda;
-  EXPECT_TRUE(has(py, "STITCH_PYTORCH_OPS = {\"aten::flip\": 1}")) << py;
-  EXPECT_TRUE(has(py, "torch.ops.aten.flip.default(")) << py;
+  EXPECT_TRUE(has(py, "STITCH_PYTORCH_OPS = {\"aten::sort\": 1}")) << py;
+  EXPECT_TRUE(has(py, "torch.ops.aten.sort.default(")) << py;
   EXPECT_TRUE(has(py, "_stitch_lib.segment(0, x, ")) << py;
   EXPECT_TRUE(has(py, "_stitch_lib.segment(1, ")) << py;
   EXPECT_TRUE(has(cu, "extern \"C\" int stitch_segment("));

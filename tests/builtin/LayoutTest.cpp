@@ -267,5 +267,39 @@ TEST(Layout, AReturnedTransposedResultIsAllocatedWithEagersStrides) {
   EXPECT_TRUE(has(c.value().python, "torch.empty_strided((4, 8, 6), (48, 1, 8)")) << c.value().python;
 }
 
+// torch.flip reads through the flipped dims' strides negated, from the last element along them;
+// a flipped value a kernel computes (an exp, a cumsum) is written and flipped by the next kernel.
+TEST(Layout, FlipsAreReadsThroughNegatedStrides) {
+  const Fixture f = fixture("flip_dims");
+  EXPECT_TRUE(f.plan.wholeForward()) << leftOf(f.plan);
+  // x [2, 3, 4, 5] flipped along dims 1 and 3 starts at channel 2, column 4: 2 * 20 + 4.
+  EXPECT_TRUE(has(f.cuda, "int64_t off = (int64_t)44LL;")) << f.cuda;
+  EXPECT_TRUE(has(f.cuda, "off += (rest % (int64_t)3LL) * (int64_t)-20LL;"));
+  EXPECT_TRUE(has(f.cuda, "off += (rest % (int64_t)5LL) * (int64_t)-1LL;"));
+}
+
+// torch.roll is, per rolled dim, a concatenation of its last `shift` elements and the rest, each a
+// slice read through the tensor's strides; a roll along a second dim reads the first one's result.
+TEST(Layout, RollsAreConcatenationsOfTwoSlices) {
+  const Fixture f = fixture("roll_shift");
+  EXPECT_TRUE(f.plan.wholeForward()) << leftOf(f.plan);
+  for (const Node& n : f.graph.nodes) EXPECT_NE(n.op, "aten::roll") << n.where();
+  // roll(x, 1, 3): the last column, then columns 0-3.
+  EXPECT_TRUE(has(f.cuda, "(cat2 < (int64_t)1LL ? in0[k0_off0(lin)] : in1[k0_off1(lin)])")) << f.cuda;
+  // A shift of a whole turn is the same tensor: no concatenation.
+  int cats = 0;
+  for (const Node& n : f.graph.nodes) cats += n.op == "aten::cat";
+  EXPECT_EQ(cats, 4);  // one per rolled dim: 1 + 2 + 1, and none for the whole turn
+}
+
+// nn.Embedding's lookup and `table[index]` read the table's row the index chose (a negative index
+// counted from the end), at the element's own coordinates within the row.
+TEST(Layout, IndexedRowsAreReadAtTheRowTheIndexChose) {
+  const Fixture f = fixture("gather_rows");
+  EXPECT_TRUE(f.plan.wholeForward()) << leftOf(f.plan);
+  EXPECT_TRUE(has(f.cuda, "(v0 < 0 ? v0 + (int64_t)7LL : v0) * (int64_t)3LL]")) << f.cuda;
+  EXPECT_TRUE(has(f.cuda, "(v0 < 0 ? v0 + (int64_t)10LL : v0) * (int64_t)6LL]"));
+}
+
 }  // namespace
 }  // namespace stitch::agents::builtin
