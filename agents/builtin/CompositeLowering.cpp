@@ -107,6 +107,7 @@ Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const std::string&
   if (b == "mse_loss" || b == "l1_loss" || b == "smooth_l1_loss" || b == "huber_loss" || b == "binary_cross_entropy" ||
       b == "kl_div")
     return lowerLoss(node, b);
+  if (b == "nll_loss_forward" || b == "nll_loss") return lowerNllLoss(node);
   if (b == "native_group_norm") return lowerGroupNorm(node);
   if (b.find("batch_norm") != std::string::npos) return lowerBatchNorm(node, b);
   if (b.find("pool") != std::string::npos) return lowerPool(node, b);
@@ -207,6 +208,56 @@ Outcome<bool> KernelBuilder::lowerLoss(const Node& node, const std::string& b) {
   }
   if (!terms) return terms.error();
   return reduceLoss(node, terms.value());
+}
+
+// nll_loss, what CrossEntropyLoss computes after its log_softmax: per sample the negated
+// log-probability of its target class (a Gather along the class dim of [N, C], the target the
+// index), nothing where the target is ignore_index; the mean divides by the samples counted, which
+// is also the second result (total_weight), as PyTorch's. Class weights are left to PyTorch.
+Outcome<bool> KernelBuilder::lowerNllLoss(const Node& node) {
+  if (!isNone(node, "weight")) return Failure{node.where() + ": nll_loss with class weights is left to PyTorch"};
+  const Argument* s = node.arg("self");
+  const Argument* t = node.arg("target");
+  if (!s || !s->tensor || !t || !t->tensor) return Failure{node.where() + ": nll_loss without input and target tensors"};
+  if (tensors_.count(*s->tensor) || tensors_.count(*t->tensor))
+    return Failure{node.where() + ": a loss over values this kernel computes; the next kernel reads them written"};
+  const TensorInfo* x = graph_->tensor(*s->tensor);
+  const TensorInfo* target = graph_->tensor(*t->tensor);
+  if (x->shape.size() != 2 || target->shape.size() != 1 || target->shape[0] != x->shape[0])
+    return Failure{node.where() + ": nll_loss other than of [N, C] log-probabilities and [N] targets is left to PyTorch"};
+  if (x->dtype != "float32" || target->dtype != "int64")
+    return Failure{node.where() + ": nll_loss of " + x->dtype + " with " + target->dtype + " targets is left to PyTorch"};
+  const int reduction = static_cast<int>(number(node, "reduction", 1));
+  if (reduction != 1 && reduction != 2) return Failure{node.where() + ": nll_loss without reduction is left to PyTorch"};
+  if (!kernel_.shape.empty()) return Failure{node.where() + ": a loss over the samples opens a kernel of its own"};
+  kernel_.shape = target->shape;
+  const std::vector<int> map{x->shape[0] == 1 ? -1 : 0};
+  auto index = external(target->id, map);
+  if (!index) return index.error();
+  std::vector<int64_t> strides{map[0] < 0 ? 0 : x->strides[0]};
+  auto row = externalStrided(x->id, std::move(strides), map);
+  if (!row) return row.error();
+  KernelValue g;
+  g.op = ValueOp::Gather;
+  g.args = {row.value(), index.value()};
+  g.params = {static_cast<double>(x->shape[1]), static_cast<double>(x->strides[1])};
+  g.dimMap = map;
+  const int picked = push(std::move(g));
+  const int counted = binary("ne", index.value(), constant(number(node, "ignore_index", -100)));
+  KernelValue term;
+  term.op = ValueOp::Select;
+  term.fn = "where";
+  term.args = {counted, unary("neg", picked), constant(0.0)};
+  term.dimMap = map;
+  const int terms = push(std::move(term));
+  auto sum = reduce(node, terms, ReduceKind::Sum, {}, false, node.outputs[0]);
+  if (!sum) return sum.error();
+  const std::string totalWeight = node.outputs.size() > 1 ? node.outputs[1] : std::string();
+  auto count = reduce(node, counted, ReduceKind::Sum, {}, false, totalWeight);
+  if (!count) return count.error();
+  bind(node.outputs[0], reduction == 1 ? binary("div", sum.value(), count.value()) : sum.value());
+  if (!totalWeight.empty()) bind(totalWeight, count.value());
+  return true;
 }
 
 Outcome<bool> KernelBuilder::reduceLoss(const Node& node, int terms) {

@@ -462,13 +462,16 @@ private:
   }
 
   // The table's element at the row `index` chose (counted from the end when negative, as PyTorch
-  // does) and the element's own coordinates within the row.
+  // does) and the element's own coordinates within the row. An index outside the table, which
+  // PyTorch raises on, reads the nearest row rather than outside it (nll_loss's ignored targets
+  // are read so, and their terms dropped).
   std::string gather(int id, const std::string& index) const {
     const KernelValue& v = k_.values[id];
     const int i = k_.values[v.args.at(0)].input;
     const auto rows = static_cast<int64_t>(v.params.at(0)), rowStride = static_cast<int64_t>(v.params.at(1));
-    return in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin) + (" + index + " < 0 ? " + index + " + " + i64(rows) +
-           " : " + index + ") * " + i64(rowStride) + "]";
+    const std::string wrapped = "(int64_t)(" + index + " < 0 ? " + index + " + " + i64(rows) + " : " + index + ")";
+    return in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin) + min(max(" + wrapped + ", (int64_t)0), " +
+           i64(rows - 1) + ") * " + i64(rowStride) + "]";
   }
 
   // The concatenation's element at `lin`: its coordinate along the concatenated dim picks the

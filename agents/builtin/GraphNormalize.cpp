@@ -29,7 +29,7 @@ public:
     noteReaders();
     for (std::size_t i = 0; i < g_["nodes"].size(); ++i) {
       json& n = g_["nodes"][i];
-      if (n.value("kind", "") == "inplace") functionalize(n, i);
+      if (n.value("kind", "") == "inplace" && !restrideAsView(n)) functionalize(n, i);
       identityReduction(n);
       const std::string base = baseName(n.value("op", ""));
       if (trainingBatchNorm(n, base, nodes) || counterIncrement(n, base, nodes)) continue;
@@ -105,6 +105,32 @@ private:
     for (json& t : g_["tensors"])
       if (t.value("id", "") == out) t["view_of"] = nullptr;
     byId_[out]["view_of"] = nullptr;
+  }
+
+  // `as_strided_` that gives a tensor its own sizes and, on every dim of more than one element, its
+  // own strides (adaptive average pooling on the CPU restrides its [N, C, 1, 1] mean so) moves no
+  // element: a view of the tensor, as a reshape to its own sizes says.
+  bool restrideAsView(json& n) {
+    if (baseName(n.value("op", "")) != "as_strided_" || n["outputs"].size() != 1) return false;
+    const std::string self = argTensor(n, "self");
+    const json* size = input(n, "size");
+    const json* stride = input(n, "stride");
+    if (self.empty() || !size || !stride) return false;
+    const auto sizes = intList(*size), strides = intList(*stride);
+    const json& t = byId_[self];
+    const std::vector<int64_t> shape = t["shape"], own = t["strides"];
+    if (!sizes || !strides || *sizes != shape || strides->size() != own.size()) return false;
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != 1 && (*strides)[d] != own[d]) return false;
+    if (const json* offset = input(n, "storage_offset");
+        offset && offset->contains("value") && !(*offset)["value"].is_null() &&
+        (*offset)["value"] != t.value("storage_offset", json(0)))
+      return false;
+    n["op"] = "aten::view";
+    n["kind"] = "view";
+    n["inputs"] = json::array({tensorArg("self", self), valueArg("size", shape)});
+    setViewOf(n["outputs"][0], self);
+    return true;
   }
 
   // A reduction whose dims all have size 1 (a max over a dim a keepdim reduction left, a mean over

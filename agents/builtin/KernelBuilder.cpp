@@ -47,7 +47,8 @@ const std::set<std::string>& compositeOps() {
       "huber_loss", "binary_cross_entropy", "kl_div", "native_batch_norm", "_native_batch_norm_legit",
       "_native_batch_norm_legit_no_training", "cudnn_batch_norm", "_batch_norm_no_update", "native_group_norm",
       "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-      "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "cumsum", "cumprod", "convolution"};
+      "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "cumsum", "cumprod", "convolution",
+      "nll_loss_forward", "nll_loss"};
   return ops;
 }
 

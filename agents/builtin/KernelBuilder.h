@@ -97,6 +97,7 @@ private:
   Outcome<bool> lowerArgReduce(const Node& node, const std::string& base);
   Outcome<bool> lowerVectorNorm(const Node& node, const std::string& base);
   Outcome<bool> lowerLoss(const Node& node, const std::string& base);
+  Outcome<bool> lowerNllLoss(const Node& node);
   Outcome<bool> lowerBatchNorm(const Node& node, const std::string& base);
   Outcome<bool> lowerGroupNorm(const Node& node);
   Outcome<bool> lowerPool(const Node& node, const std::string& base);

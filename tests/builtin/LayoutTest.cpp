@@ -293,12 +293,14 @@ TEST(Layout, RollsAreConcatenationsOfTwoSlices) {
 }
 
 // nn.Embedding's lookup and `table[index]` read the table's row the index chose (a negative index
-// counted from the end), at the element's own coordinates within the row.
+// counted from the end, one outside the table the nearest row), at the element's own coordinates
+// within the row.
 TEST(Layout, IndexedRowsAreReadAtTheRowTheIndexChose) {
   const Fixture f = fixture("gather_rows");
   EXPECT_TRUE(f.plan.wholeForward()) << leftOf(f.plan);
-  EXPECT_TRUE(has(f.cuda, "(v0 < 0 ? v0 + (int64_t)7LL : v0) * (int64_t)3LL]")) << f.cuda;
-  EXPECT_TRUE(has(f.cuda, "(v0 < 0 ? v0 + (int64_t)10LL : v0) * (int64_t)6LL]"));
+  EXPECT_TRUE(has(f.cuda, "min(max((int64_t)(v0 < 0 ? v0 + (int64_t)7LL : v0), (int64_t)0), (int64_t)6LL) * (int64_t)3LL]"))
+      << f.cuda;
+  EXPECT_TRUE(has(f.cuda, "min(max((int64_t)(v0 < 0 ? v0 + (int64_t)10LL : v0), (int64_t)0), (int64_t)9LL) * (int64_t)6LL]"));
 }
 
 }  // namespace

@@ -331,5 +331,32 @@ TEST(Planner, ConsumedPoolingIndicesAreUncoveredWithTheReason) {
   EXPECT_NE(p.uncovered[0].reason.find("indices of max pooling"), std::string::npos);
 }
 
+// CrossEntropyLoss: the log_softmax's row kernel writes the log-probabilities, and nll_loss is a
+// kernel over the samples that picks each one's target class and sums the terms and the count.
+TEST(Planner, CrossEntropysNllLossPicksEachSamplesTargetClass) {
+  const Plan p = planOf("cross_entropy");
+  EXPECT_TRUE(p.wholeForward()) << testing::leftOf(p);
+  int losses = 0;
+  for (const auto& k : p.kernels) {
+    if (k.library || !firstValue(k.kernel, ValueOp::Gather)) continue;
+    ++losses;
+    EXPECT_EQ(countValues(k.kernel, ValueOp::Reduce), 2);  // the terms and the samples counted
+    EXPECT_EQ(k.kernel.shape, (std::vector<int64_t>{6}));
+  }
+  EXPECT_EQ(losses, 2);
+  auto c = testing::fixtureCandidate("cross_entropy");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_NE(c.value().cuda.find("(int64_t)0), (int64_t)4LL) * (int64_t)1LL]"), std::string::npos) << c.value().cuda;
+}
+
+// An as_strided_ that moves no element (a pooled mean's size-1 dims restrided) is a view.
+TEST(Planner, ARestrideThatMovesNoElementIsAView) {
+  const Plan p = planOf("restrided_pool");
+  EXPECT_TRUE(p.wholeForward()) << testing::leftOf(p);
+  auto g = loadFixture("restrided_pool");
+  ASSERT_TRUE(g.ok());
+  for (const Node& n : g.value().nodes) EXPECT_NE(n.op, "aten::as_strided_") << n.where();
+}
+
 }  // namespace
 }  // namespace stitch::agents::builtin
