@@ -5,6 +5,7 @@
 #include "agents/builtin/NodeArgs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -41,6 +42,7 @@ public:
       if (base == "set_") flatWeightBuffer(n);
       if (base == "_cudnn_rnn" && sequenceMajorRnn(n, nodes)) continue;
       if (base == "roll" && splitRoll(n, nodes)) continue;
+      if (attentionKernel(base) && splitAttention(n, nodes)) continue;
       nodes.push_back(n);
     }
     g_["nodes"] = std::move(nodes);
@@ -480,6 +482,114 @@ private:
     return true;
   }
 
+  // The fused attention kernels a GPU runs F.scaled_dot_product_attention with (float32 takes the
+  // memory-efficient one; nn.MultiheadAttention without weights and nn.TransformerEncoderLayer
+  // call it too).
+  static bool attentionKernel(const std::string& base) {
+    return base == "_scaled_dot_product_efficient_attention" || base == "_scaled_dot_product_flash_attention" ||
+           base == "_scaled_dot_product_cudnn_attention";
+  }
+
+  // softmax(q kᵀ · scale + bias + causal mask) v, as PyTorch's math path computes attention: the
+  // heads' batched GEMMs (bmm over batch × heads) around one row softmax with the scale and masks
+  // fused (design §8). The causal mask is -inf above the diagonal, a filled [L, S] made triangular,
+  // added. The result is written at the strides the kernel gave it, so the views the forward takes
+  // of it stand. With dropout, a grouped-query broadcast, or the kernel's log-sum-exp or random
+  // state read, the node stays as captured.
+  bool splitAttention(const json& n, json& nodes) {
+    const std::string q = argTensor(n, "query"), k = argTensor(n, "key"), v = argTensor(n, "value");
+    const std::string bias = argTensor(n, "attn_bias");
+    if (q.empty() || k.empty() || v.empty() || n["outputs"].empty() || scalarOr(n, "dropout_p", 0.0) != 0.0) return false;
+    for (std::size_t i = 1; i < n["outputs"].size(); ++i)
+      if (n["outputs"][i].is_string() && !unused(n["outputs"][i])) return false;
+    const std::vector<int64_t> qs = byId_[q]["shape"], ks = byId_[k]["shape"], vs = byId_[v]["shape"];
+    if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || qs[0] != ks[0] || qs[1] != ks[1] || ks[0] != vs[0] ||
+        ks[1] != vs[1] || ks[2] != vs[2] || qs[3] != ks[3])
+      return false;
+    const int64_t heads = qs[0] * qs[1], L = qs[2], S = ks[2], D = qs[3], Dv = vs[3];
+    const json* scaleArg = input(n, "scale");
+    const double scale = scaleArg && scaleArg->contains("value") && (*scaleArg)["value"].is_number()
+                             ? (*scaleArg)["value"].get<double>()
+                             : 1.0 / std::sqrt(static_cast<double>(D));
+    const json* causalArg = input(n, "is_causal");
+    const bool causal = causalArg && causalArg->contains("value") && (*causalArg)["value"] == true;
+    const std::string out = n["outputs"][0];
+    const json& like = byId_[out];
+
+    const std::string q3 = batched(n, q, {heads, L, D}, nodes);
+    const std::string kT = transposedLast(n, k, nodes);
+    const std::string k3 = batched(n, kT, {heads, D, S}, nodes);
+    const std::string v3 = batched(n, v, {heads, S, Dv}, nodes);
+    std::string scores = newTensor(like, {heads, L, S});
+    nodes.push_back(node(n, "aten::bmm", json::array({tensorArg("self", q3), tensorArg("mat2", k3)}), scores));
+    scores = reshaped(n, scores, {qs[0], qs[1], L, S}, nodes);
+    std::string logits = newTensor(like, {qs[0], qs[1], L, S});
+    nodes.push_back(node(n, "aten::mul.Tensor", json::array({tensorArg("self", scores), valueArg("other", scale)}), logits));
+    auto add = [&](const std::string& term) {
+      const std::string sum = newTensor(like, {qs[0], qs[1], L, S});
+      nodes.push_back(node(n, "aten::add.Tensor", json::array({tensorArg("self", logits), tensorArg("other", term)}), sum));
+      logits = sum;
+    };
+    if (!bias.empty()) add(bias);
+    if (causal) {
+      const std::string filled = newTensor(like, {L, S}), mask = newTensor(like, {L, S});
+      nodes.push_back(node(n, "aten::full", json::array({valueArg("size", std::vector<int64_t>{L, S}), valueArg("fill_value", "-inf")}),
+                           filled));
+      nodes.push_back(node(n, "aten::triu", json::array({tensorArg("self", filled), valueArg("diagonal", 1)}), mask));
+      add(mask);
+    }
+    const std::string probs = newTensor(like, {qs[0], qs[1], L, S});
+    nodes.push_back(node(n, "aten::_softmax",
+                         json::array({tensorArg("self", logits), valueArg("dim", -1), valueArg("half_to_float", false)}), probs));
+    const std::string p3 = batched(n, probs, {heads, L, S}, nodes);
+    const std::string o3 = newTensor(like, {heads, L, Dv});
+    nodes.push_back(node(n, "aten::bmm", json::array({tensorArg("self", p3), tensorArg("mat2", v3)}), o3));
+    const std::string result = reshaped(n, o3, {qs[0], qs[1], L, Dv}, nodes);
+    nodes.push_back(node(n, "aten::clone", json::array({tensorArg("self", result)}), out));
+    return true;
+  }
+
+  // `of` [B, H, R, C] as the [B·H, R, C] a bmm takes: a view where its first two dims merge, else a
+  // contiguous copy viewed so (what reshape does).
+  std::string batched(const json& like, const std::string& of, const std::vector<int64_t>& shape, json& nodes) {
+    const std::vector<int64_t> st = byId_[of]["strides"], sh = byId_[of]["shape"];
+    if (sh[0] == 1 || sh[1] == 1 || st[0] == sh[1] * st[1]) {
+      const std::string view = newTensor(byId_[of], shape, of);
+      const int64_t lead = sh[1] == 1 ? st[0] : st[1];
+      setStrides(view, {lead, st[2], st[3]});
+      nodes.push_back(node(like, "aten::view", json::array({tensorArg("self", of), valueArg("size", shape)}), view, "view"));
+      return view;
+    }
+    const std::string copy = newTensor(byId_[of], sh);
+    nodes.push_back(node(like, "aten::clone", json::array({tensorArg("self", of), formatArg()}), copy));
+    return reshaped(like, copy, shape, nodes);
+  }
+
+  // A view of the contiguous `of` with another shape of as many elements.
+  std::string reshaped(const json& like, const std::string& of, const std::vector<int64_t>& shape, json& nodes) {
+    const std::string view = newTensor(byId_[of], shape, of);
+    nodes.push_back(node(like, "aten::view", json::array({tensorArg("self", of), valueArg("size", shape)}), view, "view"));
+    return view;
+  }
+
+  // `of` with its last two dims swapped (kᵀ), a view.
+  std::string transposedLast(const json& like, const std::string& of, json& nodes) {
+    std::vector<int64_t> shape = byId_[of]["shape"], strides = byId_[of]["strides"];
+    const std::size_t r = shape.size();
+    std::swap(shape[r - 1], shape[r - 2]);
+    std::swap(strides[r - 1], strides[r - 2]);
+    const std::string view = newTensor(byId_[of], shape, of);
+    setStrides(view, strides);
+    nodes.push_back(node(like, "aten::transpose.int",
+                         json::array({tensorArg("self", of), valueArg("dim0", -2), valueArg("dim1", -1)}), view, "view"));
+    return view;
+  }
+
+  void setStrides(const std::string& id, const std::vector<int64_t>& strides) {
+    byId_[id]["strides"] = strides;
+    added_[id]["strides"] = strides;
+  }
+
   // torch.roll along dims (a shifted window's `torch.roll(x, (-s, -s), (1, 2))`) is, per rolled dim,
   // the concatenation of its last `shift` elements and the rest: two slices of the tensor (views,
   // read through its strides) and a cat, which the planner generates. Each further dim rolls the
@@ -522,11 +632,9 @@ private:
     const std::vector<int64_t> strides = byId_[of]["strides"];
     shape[dim] = end - start;
     const std::string view = newTensor(byId_[of], shape, of);
+    setStrides(view, strides);
     const int64_t offset = byId_[of].value("storage_offset", int64_t{0}) + start * strides[dim];
-    for (json* t : {&byId_[view], &added_[view]}) {
-      (*t)["strides"] = strides;
-      (*t)["storage_offset"] = offset;
-    }
+    byId_[view]["storage_offset"] = added_[view]["storage_offset"] = offset;
     nodes.push_back(node(like, "aten::slice.Tensor",
                          json::array({tensorArg("self", of), valueArg("dim", dim), valueArg("start", start),
                                       valueArg("end", end), valueArg("step", 1)}),
@@ -623,8 +731,7 @@ private:
     std::swap(shape[0], shape[1]);
     std::swap(strides[0], strides[1]);
     const std::string view = newTensor(byId_[of], shape, of);
-    byId_[view]["strides"] = strides;
-    added_[view]["strides"] = strides;
+    setStrides(view, strides);
     nodes.push_back(node(like, "aten::transpose.int", transposeArgs(of), view, "view"));
     return view;
   }

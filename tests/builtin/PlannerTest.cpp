@@ -358,5 +358,28 @@ TEST(Planner, ARestrideThatMovesNoElementIsAView) {
   for (const Node& n : g.value().nodes) EXPECT_NE(n.op, "aten::as_strided_") << n.where();
 }
 
+// F.scaled_dot_product_attention (a GPU's memory-efficient kernel) is attention as PyTorch's math
+// path computes it: per call two batched cuBLASLt GEMMs around one row kernel that scales, adds the
+// mask and takes the softmax; the causal mask is a triangle of -inf written once.
+TEST(Planner, ScaledDotProductAttentionIsTwoBatchedGemmsAroundARowSoftmax) {
+  auto g = loadFixture("sdpa_attention");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  for (const Node& n : g.value().nodes) EXPECT_EQ(n.op.find("scaled_dot_product"), std::string::npos) << n.where();
+  const Plan p = makePlan(g.value());
+  EXPECT_TRUE(p.wholeForward()) << testing::leftOf(p);
+  int gemms = 0, softmaxes = 0, triangles = 0;
+  for (const auto& k : p.kernels) {
+    if (k.library) {
+      gemms += k.library->kind == LibraryCall::Kind::Gemm;
+      continue;
+    }
+    softmaxes += countValues(k.kernel, ValueOp::Reduce) == 2;  // the row's max, then its sum of exponentials
+    triangles += countValues(k.kernel, ValueOp::Triangle);
+  }
+  EXPECT_EQ(gemms, 6);
+  EXPECT_EQ(softmaxes, 3);
+  EXPECT_EQ(triangles, 1);
+}
+
 }  // namespace
 }  // namespace stitch::agents::builtin
