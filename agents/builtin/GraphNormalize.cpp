@@ -494,12 +494,14 @@ private:
   // heads' batched GEMMs (bmm over batch × heads) around one row softmax with the scale and masks
   // fused (design §8). The causal mask is -inf above the diagonal, a filled [L, S] made triangular,
   // added. The result is written at the strides the kernel gave it, so the views the forward takes
-  // of it stand. With dropout, a grouped-query broadcast, or the kernel's log-sum-exp or random
-  // state read, the node stays as captured.
+  // of it stand. In half precision, with dropout, a grouped-query broadcast, or the kernel's
+  // log-sum-exp or random state read, the node stays as captured.
   bool splitAttention(const json& n, json& nodes) {
     const std::string q = argTensor(n, "query"), k = argTensor(n, "key"), v = argTensor(n, "value");
     const std::string bias = argTensor(n, "attn_bias");
     if (q.empty() || k.empty() || v.empty() || n["outputs"].empty() || scalarOr(n, "dropout_p", 0.0) != 0.0) return false;
+    for (const std::string& t : {q, k, v})  // the generated kernels are float32
+      if (byId_[t].value("dtype", "") != "float32") return false;
     for (std::size_t i = 1; i < n["outputs"].size(); ++i)
       if (n["outputs"][i].is_string() && !unused(n["outputs"][i])) return false;
     const std::vector<int64_t> qs = byId_[q]["shape"], ks = byId_[k]["shape"], vs = byId_[v]["shape"];
