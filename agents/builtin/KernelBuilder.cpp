@@ -440,42 +440,53 @@ Outcome<bool> KernelBuilder::lowerFill(const Node& node, const std::string& base
 // F.pad's constant padding of a tensor read from outside: the output's element is the input's at
 // the coordinates less the padding before, where those lie inside it, and `value` elsewhere. A
 // padded value this kernel computes is written first and padded by the next kernel.
-Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
+// The float32 tensor a coordinate op (pad, flip) reads from outside, the one it writes, and the
+// output's dim map over the kernel's iteration space, which becomes the output's. A value this
+// kernel computes is written first and read so by the next kernel. `verb` names the op in messages.
+Outcome<KernelBuilder::CoordinateRead> KernelBuilder::coordinateRead(const Node& node, const std::string& verb) {
   const Argument* self = node.arg("self");
-  if (!self || !self->tensor) return Failure{node.where() + ": pads no tensor"};
+  if (!self || !self->tensor) return Failure{node.where() + ": " + verb + " no tensor"};
   if (tensors_.count(*self->tensor))
-    return Failure{node.where() + ": pads a value this kernel computes; the next kernel pads it written"};
+    return Failure{node.where() + ": " + verb + " a value this kernel computes; the next kernel " + verb + " it written"};
   const TensorInfo* in = graph_->tensor(*self->tensor);
   const TensorInfo* out = graph_->tensor(node.outputs.at(0));
+  if (in->dtype != "float32" || out->dtype != "float32") return Failure{node.where() + ": " + verb + " a non-float32 tensor"};
+  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
+    return Failure{node.where() + ": " + verb + " into another shape than this kernel's iteration space"};
+  if (kernel_.shape.empty()) kernel_.shape = out->shape;
+  auto map = alignedMap(out->shape, {}, node);
+  if (!map) return map.error();
+  return CoordinateRead{in, out, map.value()};
+}
+
+Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
   const Argument* padArg = node.arg("pad");
   const auto pad = padArg ? asIntList(padArg->value) : std::nullopt;
-  const std::size_t rank = in->shape.size();
+  const Argument* self = node.arg("self");
+  const std::size_t rank = self && self->tensor ? graph_->tensor(*self->tensor)->shape.size() : 0;
   if (!pad || pad->size() % 2 != 0 || pad->size() > 2 * rank)
     return Failure{node.where() + ": padding that is not a list of (before, after) pairs per trailing dim"};
   if (std::any_of(pad->begin(), pad->end(), [](int64_t p) { return p < 0; }))
     return Failure{node.where() + ": negative padding (cropping) is left to PyTorch"};
-  if (in->dtype != "float32" || out->dtype != "float32") return Failure{node.where() + ": pads a non-float32 tensor"};
-  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
-    return Failure{node.where() + ": pads to another shape than this kernel's iteration space"};
-  if (kernel_.shape.empty()) kernel_.shape = out->shape;
-  auto map = alignedMap(out->shape, {}, node);
-  if (!map) return map.error();
+  auto read = coordinateRead(node, "pads");
+  if (!read) return read.error();
+  const auto& [in, out, map] = read.value();
   std::vector<int64_t> before(rank, 0);
   for (std::size_t i = 0; i < pad->size() / 2; ++i) before[rank - 1 - i] = (*pad)[2 * i];
   std::vector<int64_t> strides(kernel_.shape.size(), 0);
   int64_t shift = 0;
   for (std::size_t p = 0; p < rank; ++p) {
     if (in->shape[p] == 1) continue;  // read at its one coordinate, wherever the padding puts it
-    if (map.value()[p] >= 0) strides[map.value()[p]] = in->strides[p];
+    if (map[p] >= 0) strides[map[p]] = in->strides[p];
     shift -= before[p] * in->strides[p];
   }
-  auto x = externalStrided(in->id, std::move(strides), map.value(), false, shift);
+  auto x = externalStrided(in->id, std::move(strides), map, false, shift);
   if (!x) return x.error();
   KernelValue v;
   v.op = ValueOp::Pad;
   v.args = {x.value()};
   v.params = {number(node, "value", 0.0)};
-  v.dimMap = map.value();
+  v.dimMap = map;
   v.padBefore = before;
   v.padInner = in->shape;
   bind(out->id, push(std::move(v)));
@@ -486,39 +497,31 @@ Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
 // is the input's at size - 1 - c, a read through that dim's stride negated from its last
 // element. A flipped value this kernel computes is written first and flipped by the next kernel.
 Outcome<bool> KernelBuilder::lowerFlip(const Node& node) {
-  const Argument* self = node.arg("self");
-  if (!self || !self->tensor) return Failure{node.where() + ": flips no tensor"};
-  if (tensors_.count(*self->tensor))
-    return Failure{node.where() + ": flips a value this kernel computes; the next kernel flips it written"};
-  const TensorInfo* in = graph_->tensor(*self->tensor);
-  const TensorInfo* out = graph_->tensor(node.outputs.at(0));
   const Argument* dimsArg = node.arg("dims");
   const auto dims = dimsArg ? asIntList(dimsArg->value) : std::nullopt;
-  const int64_t rank = static_cast<int64_t>(in->shape.size());
+  const Argument* self = node.arg("self");
+  const auto rank = self && self->tensor ? static_cast<int64_t>(graph_->tensor(*self->tensor)->shape.size()) : 0;
   if (!dims) return Failure{node.where() + ": flip without a list of dims"};
   std::set<int64_t> flipped;
   for (int64_t d : *dims) {
     if (d < -rank || d >= rank) return Failure{node.where() + ": flip dim " + std::to_string(d) + " out of range"};
     flipped.insert(d < 0 ? d + rank : d);
   }
-  if (out->dtype != "float32" || in->dtype != out->dtype) return Failure{node.where() + ": flips a non-float32 tensor"};
-  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
-    return Failure{node.where() + ": flips a tensor of another shape than this kernel's iteration space"};
-  if (kernel_.shape.empty()) kernel_.shape = out->shape;
-  auto map = alignedMap(out->shape, {}, node);
-  if (!map) return map.error();
+  auto read = coordinateRead(node, "flips");
+  if (!read) return read.error();
+  const auto& [in, out, map] = read.value();
   std::vector<int64_t> strides(kernel_.shape.size(), 0);
   int64_t shift = 0;
   for (int64_t p = 0; p < rank; ++p) {
-    if (in->shape[p] == 1 || map.value()[p] < 0) continue;
+    if (in->shape[p] == 1 || map[p] < 0) continue;
     const bool flip = flipped.count(p) > 0;
-    strides[map.value()[p]] = flip ? -in->strides[p] : in->strides[p];
+    strides[map[p]] = flip ? -in->strides[p] : in->strides[p];
     if (flip) shift += (in->shape[p] - 1) * in->strides[p];
   }
-  auto x = externalStrided(in->id, std::move(strides), map.value(), false, shift);
+  auto x = externalStrided(in->id, std::move(strides), map, false, shift);
   if (!x) return x.error();
   const int v = unary("identity", x.value());
-  kernel_.values[v].dimMap = map.value();
+  kernel_.values[v].dimMap = map;
   bind(out->id, v);
   return true;
 }

@@ -112,6 +112,12 @@ private:
   Outcome<bool> lowerScan(const Node& node, const std::string& base);
   Outcome<bool> lowerConcat(const Node& node);
   Outcome<bool> lowerFill(const Node& node, const std::string& base);
+  struct CoordinateRead {
+    const TensorInfo* in;
+    const TensorInfo* out;
+    std::vector<int> map;
+  };
+  Outcome<CoordinateRead> coordinateRead(const Node& node, const std::string& verb);
   Outcome<bool> lowerPad(const Node& node);
   Outcome<bool> lowerFlip(const Node& node);
   Outcome<bool> lowerGather(const Node& node, const std::string& base);
