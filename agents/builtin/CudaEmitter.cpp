@@ -56,6 +56,7 @@ std::string call(const std::string& fn, const std::vector<std::string>& a, const
   if (fn == "sign") return "(float)((" + x + " > 0.0f) - (" + x + " < 0.0f))";
   if (fn == "square") return "(" + x + " * " + x + ")";
   if (fn == "nonzero") return "((" + x + " != 0.0f) ? 1.0f : 0.0f)";
+  if (fn == "logical_not") return "((" + x + " == 0.0f) ? 1.0f : 0.0f)";
   if (fn == "smooth_l1") return "sc_smooth_l1(" + x + ", " + P(0) + ")";
   if (fn == "huber") return "sc_huber(" + x + ", " + P(0) + ")";
   if (fn == "gelu") return "sc_gelu(" + x + ")";

@@ -21,7 +21,7 @@ const std::set<std::string>& unaryOps() {
       "cos", "erf", "floor", "ceil", "sign", "gelu", "silu", "mish", "softplus", "elu", "celu", "leaky_relu",
       "hardtanh", "hardsigmoid", "hardswish", "clamp", "clamp_min", "clamp_max", "threshold", "hardshrink",
       "softshrink", "log2", "exp2", "square", "clone", "_to_copy", "alias", "detach", "contiguous", "lift_fresh",
-      "positive", "relu6"};
+      "positive", "relu6", "logical_not", "bitwise_not"};
   return ops;
 }
 
@@ -696,6 +696,16 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   }
 
   if (unaryOps().count(b)) {
+    // A mask's negation (`~mask`, `mask.logical_not()`, how attention inverts a boolean mask); an
+    // integer's bitwise not is left to PyTorch.
+    if (b == "logical_not" || b == "bitwise_not") {
+      const Argument* self = node.arg("self");
+      const TensorInfo* in = self && self->tensor ? graph_->tensor(*self->tensor) : nullptr;
+      if (!in || (b == "bitwise_not" && in->dtype != "bool") || graph_->tensor(out0)->dtype != "bool")
+        return Failure{node.where() + ": " + b + " other than of a mask is left to PyTorch"};
+      auto v = elementwise(node, "logical_not", {"self"});
+      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
+    }
     if (b == "_to_copy") {
       const Argument* dt = node.arg("dtype");
       if (dt && !std::holds_alternative<std::monostate>(dt->value) && graph_->tensor(out0)->dtype != "float32")
