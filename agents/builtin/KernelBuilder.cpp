@@ -272,7 +272,9 @@ Outcome<int> KernelBuilder::operand(const Node& node, const std::string& argName
   if (a->tensor) {
     auto it = tensors_.find(*a->tensor);
     if (it == tensors_.end()) {
-      if (auto c = scalarConstant(*graph_->tensor(*a->tensor))) return constant(*c);
+      // The constant itself, or its alias (`lift_fresh` of `torch.tensor(0.5)`) made in another kernel.
+      const TensorInfo* t = graph_->tensor(*a->tensor);
+      if (auto c = scalarConstant(t->shape.empty() ? *graph_->viewRoot(*t) : *t)) return constant(*c);
       return -1;
     }
     if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};

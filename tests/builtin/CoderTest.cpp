@@ -314,6 +314,18 @@ TEST(ScalarConstant, IsANumberInTheKernel) {
   EXPECT_TRUE(has(c.value().cuda, "(0.5f)")) << "the constant, as a literal";
 }
 
+// Also where the kernel that reads the constant is not the one its lift_fresh joined (the consumers
+// of a GroupNorm of few rows get a kernel of their own).
+TEST(ScalarConstant, IsANumberInALaterKernel) {
+  const Plan plan = makePlan(testing::loadFixture("scalar_constant_later").value());
+  EXPECT_TRUE(plan.wholeForward()) << testing::leftOf(plan);
+  EXPECT_GE(plan.kernels.size(), 2u);
+  auto c = testing::fixtureCandidate("scalar_constant_later");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_FALSE(has(c.value().python, "torch.tensor(")) << c.value().python;
+  EXPECT_TRUE(has(c.value().cuda, "(0.25f)")) << c.value().cuda;
+}
+
 // A channel shuffle is generated: the kernel after the transpose reads the convolution's tail
 // through the transposed strides (the group dim's stride is a whole group of channels).
 TEST(Layout, ChannelShuffleReadsThroughTheTransposedStrides) {
