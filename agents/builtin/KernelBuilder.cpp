@@ -115,7 +115,9 @@ OpClass classifyOp(const std::string& op) {
   if (b == "copy_") return OpClass::Elementwise;  // only as a write-back (writeBackTarget)
   if (viewOps().count(b)) return OpClass::View;
   if (isConcatenation(op)) return OpClass::Concatenation;
-  if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty") return OpClass::Allocation;
+  // scalar_tensor holds the number it is given (`torch.where(c, x, 0.0)`): a kernel reads the number.
+  if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty" || b == "scalar_tensor")
+    return OpClass::Allocation;
   if (unaryOps().count(b) || binaryOps().count(b) || fillOps().count(b) || coordinateOps().count(b))
     return OpClass::Elementwise;
   if (reductionOps().count(b) || compositeOps().count(b)) return OpClass::Reduction;
@@ -275,6 +277,9 @@ Outcome<int> KernelBuilder::operand(const Node& node, const std::string& argName
       // The constant itself, or its alias (`lift_fresh` of `torch.tensor(0.5)`) made in another kernel.
       const TensorInfo* t = graph_->tensor(*a->tensor);
       if (auto c = scalarConstant(t->shape.empty() ? *graph_->viewRoot(*t) : *t)) return constant(*c);
+      if (const Node* p = t->producer ? graph_->node(*t->producer) : nullptr;
+          p && baseName(p->op) == "scalar_tensor" && t->shape.empty() && t->dtype == "float32")
+        if (auto c = p->arg("s") ? asNumber(p->arg("s")->value) : std::nullopt) return constant(*c);
       return -1;
     }
     if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
