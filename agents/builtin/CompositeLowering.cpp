@@ -45,7 +45,7 @@ Outcome<int> KernelBuilder::source(const Node& node, const char* name) {
       return Failure{node.where() + ": operand " + t->id + " was computed in a regrouped iteration space"};
     return it->second.value;
   }
-  if (auto c = scalarConstant(*t)) return constant(*c);
+  if (auto c = constantValue(*t)) return constant(*c);
   if (kernel_.shape.empty()) kernel_.shape = t->shape;
   auto m = alignedMap(t->shape, {}, node);
   if (!m) return m.error();
@@ -237,12 +237,7 @@ Outcome<bool> KernelBuilder::lowerNllLoss(const Node& node) {
   std::vector<int64_t> strides{map[0] < 0 ? 0 : x->strides[0]};
   auto row = externalStrided(x->id, std::move(strides), map);
   if (!row) return row.error();
-  KernelValue g;
-  g.op = ValueOp::Gather;
-  g.args = {row.value(), index.value()};
-  g.params = {static_cast<double>(x->shape[1]), static_cast<double>(x->strides[1])};
-  g.dimMap = map;
-  const int picked = push(std::move(g));
+  const int picked = gather(row.value(), index.value(), x->shape[1], x->strides[1], map);
   const int counted = binary("ne", index.value(), constant(number(node, "ignore_index", -100)));
   KernelValue term;
   term.op = ValueOp::Select;

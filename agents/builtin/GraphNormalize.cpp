@@ -155,14 +155,10 @@ private:
     const json& in = byId_[(*self)["tensor"]];
     const std::string out = n["outputs"][0];
     const std::vector<int64_t> shape = in["shape"];
-    std::vector<int64_t> dims;
-    if ((*dim)["value"].is_number_integer()) dims.push_back((*dim)["value"].get<int64_t>());
-    else if ((*dim)["value"].is_array())
-      for (const json& d : (*dim)["value"])
-        if (d.is_number_integer()) dims.push_back(d.get<int64_t>());
-    if (dims.empty() || in.value("dtype", "") != byId_[out].value("dtype", "")) return;
+    const auto dims = intList(*dim);
+    if (!dims || dims->empty() || in.value("dtype", "") != byId_[out].value("dtype", "")) return;
     const auto rank = static_cast<int64_t>(shape.size());
-    for (int64_t d : dims) {
+    for (int64_t d : *dims) {
       const int64_t p = d < 0 ? d + rank : d;
       if (p < 0 || p >= rank || shape[p] != 1) return;
     }
@@ -173,9 +169,7 @@ private:
     n["inputs"] = json::array({source, valueArg("size", outShape)});
     n["outputs"] = json::array({out});
     n.erase("result_index");
-    for (json& t : g_["tensors"])
-      if (t.value("id", "") == out) t["view_of"] = source["tensor"];
-    byId_[out]["view_of"] = source["tensor"];
+    setViewOf(out, source["tensor"]);
   }
 
   // `_unsafe_view` only reshapes (ATen uses it where autograd need not track the alias): the
@@ -476,8 +470,7 @@ private:
     const std::string biasId = (*bias)["tensor"];
     std::vector<int64_t> viewShape(outShape.size() - 1, 1);
     viewShape[0] = outShape[1];
-    const std::string view = newTensor(byId_[biasId], viewShape, biasId);
-    nodes.push_back(node(n, "aten::view", json::array({tensorArg("self", biasId), valueArg("size", viewShape)}), view, "view"));
+    const std::string view = reshaped(n, biasId, viewShape, nodes);
     nodes.push_back(node(n, "aten::add.Tensor", json::array({tensorArg("self", raw), tensorArg("other", view)}), out));
     return true;
   }

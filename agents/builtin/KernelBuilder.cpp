@@ -135,6 +135,17 @@ std::optional<double> scalarConstant(const TensorInfo& t) {
   return std::stod(m[1].str());
 }
 
+// A 0-dim float32 number a kernel reads as a literal: a constant the forward made outside ATen,
+// its alias (`lift_fresh` of `torch.tensor(0.5)`, also where another kernel took the lift_fresh),
+// or what aten::scalar_tensor holds (`torch.where(c, x, 0.0)`).
+std::optional<double> KernelBuilder::constantValue(const TensorInfo& t) const {
+  if (!t.shape.empty()) return scalarConstant(t);
+  if (auto c = scalarConstant(*graph_->viewRoot(t))) return c;
+  const Node* p = t.producer ? graph_->node(*t.producer) : nullptr;
+  if (!p || baseName(p->op) != "scalar_tensor" || t.dtype != "float32" || !p->arg("s")) return std::nullopt;
+  return asNumber(p->arg("s")->value);
+}
+
 int KernelBuilder::push(KernelValue v) {
   kernel_.values.push_back(std::move(v));
   return static_cast<int>(kernel_.values.size()) - 1;
@@ -274,12 +285,7 @@ Outcome<int> KernelBuilder::operand(const Node& node, const std::string& argName
   if (a->tensor) {
     auto it = tensors_.find(*a->tensor);
     if (it == tensors_.end()) {
-      // The constant itself, or its alias (`lift_fresh` of `torch.tensor(0.5)`) made in another kernel.
-      const TensorInfo* t = graph_->tensor(*a->tensor);
-      if (auto c = scalarConstant(t->shape.empty() ? *graph_->viewRoot(*t) : *t)) return constant(*c);
-      if (const Node* p = t->producer ? graph_->node(*t->producer) : nullptr;
-          p && baseName(p->op) == "scalar_tensor" && t->shape.empty() && t->dtype == "float32")
-        if (auto c = p->arg("s") ? asNumber(p->arg("s")->value) : std::nullopt) return constant(*c);
+      if (auto c = constantValue(*graph_->tensor(*a->tensor))) return constant(*c);
       return -1;
     }
     if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
@@ -444,14 +450,13 @@ Outcome<bool> KernelBuilder::lowerFill(const Node& node, const std::string& base
   return true;
 }
 
-// F.pad's constant padding of a tensor read from outside: the output's element is the input's at
-// the coordinates less the padding before, where those lie inside it, and `value` elsewhere. A
-// padded value this kernel computes is written first and padded by the next kernel.
-// The float32 tensor a coordinate op (pad, flip) reads from outside, the one it writes, and the
-// output's dim map over the kernel's iteration space, which becomes the output's. A value this
-// kernel computes is written first and read so by the next kernel. `verb` names the op in messages.
-Outcome<KernelBuilder::CoordinateRead> KernelBuilder::coordinateRead(const Node& node, const std::string& verb) {
-  const Argument* self = node.arg("self");
+// The float32 tensor (argument `arg`) a coordinate op (pad, flip, gather) reads from outside, the
+// one it writes, and the output's dim map over the kernel's iteration space, which becomes the
+// output's. A value this kernel computes is written first and read so by the next kernel. `verb`
+// names the op in messages.
+Outcome<KernelBuilder::CoordinateRead> KernelBuilder::coordinateRead(const Node& node, const std::string& verb,
+                                                                     const char* arg) {
+  const Argument* self = node.arg(arg);
   if (!self || !self->tensor) return Failure{node.where() + ": " + verb + " no tensor"};
   if (tensors_.count(*self->tensor))
     return Failure{node.where() + ": " + verb + " a value this kernel computes; the next kernel " + verb + " it written"};
@@ -466,6 +471,9 @@ Outcome<KernelBuilder::CoordinateRead> KernelBuilder::coordinateRead(const Node&
   return CoordinateRead{in, out, map.value()};
 }
 
+// F.pad's constant padding of a tensor read from outside: the output's element is the input's at
+// the coordinates less the padding before, where those lie inside it, and `value` elsewhere. A
+// padded value this kernel computes is written first and padded by the next kernel.
 Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
   const Argument* padArg = node.arg("pad");
   const auto pad = padArg ? asIntList(padArg->value) : std::nullopt;
@@ -538,48 +546,47 @@ Outcome<bool> KernelBuilder::lowerFlip(const Node& node) {
 // table's at (index[i...], j...). The index is read from outside, the table too: a table this
 // kernel computes is written first and read by the next kernel.
 Outcome<bool> KernelBuilder::lowerGather(const Node& node, const std::string& base) {
-  const Argument* table = node.arg(base == "embedding" ? "weight" : "self");
+  const char* tableArg = base == "embedding" ? "weight" : "self";
+  const Argument* table = node.arg(tableArg);
   const Argument* indices = node.arg("indices");
   std::string indexId;
   if (indices && indices->tensor) indexId = *indices->tensor;
   else if (indices && indices->tensors.size() == 1) indexId = indices->tensors[0];
   if (!table || !table->tensor || indexId.empty())
     return Failure{node.where() + ": indexing other than one index tensor on the first dim is left to PyTorch"};
-  if (tensors_.count(*table->tensor))
-    return Failure{node.where() + ": indexes a value this kernel computes; the next kernel indexes it written"};
   if (tensors_.count(indexId)) return Failure{node.where() + ": an index this kernel computes; the next kernel reads it written"};
-  const TensorInfo* src = graph_->tensor(*table->tensor);
   const TensorInfo* index = graph_->tensor(indexId);
-  const TensorInfo* out = graph_->tensor(node.outputs.at(0));
   if (index->dtype != "int64") return Failure{node.where() + ": an index of dtype " + index->dtype + " is left to PyTorch"};
-  if (src->dtype != "float32" || out->dtype != "float32") return Failure{node.where() + ": indexes a non-float32 tensor"};
+  const TensorInfo* src = graph_->tensor(*table->tensor);
   if (src->shape.empty()) return Failure{node.where() + ": indexes a 0-dim tensor"};
   std::vector<int64_t> expect = index->shape;
   expect.insert(expect.end(), src->shape.begin() + 1, src->shape.end());
-  if (out->shape != expect) return Failure{node.where() + ": an index result of an unexpected shape"};
-  if (!kernel_.shape.empty() && kernel_.shape != out->shape)
-    return Failure{node.where() + ": indexes into another shape than this kernel's iteration space"};
-  if (kernel_.shape.empty()) kernel_.shape = out->shape;
-  auto map = alignedMap(out->shape, {}, node);
-  if (!map) return map.error();
+  if (graph_->tensor(node.outputs.at(0))->shape != expect) return Failure{node.where() + ": an index result of an unexpected shape"};
+  auto read = coordinateRead(node, "indexes", tableArg);
+  if (!read) return read.error();
+  const auto& [in, out, map] = read.value();
   const std::size_t lead = index->shape.size();
-  std::vector<int> indexMap(map.value().begin(), map.value().begin() + static_cast<std::ptrdiff_t>(lead));
+  std::vector<int> indexMap(map.begin(), map.begin() + static_cast<std::ptrdiff_t>(lead));
   for (std::size_t p = 0; p < lead; ++p)
     if (index->shape[p] == 1) indexMap[p] = -1;
   auto i = external(indexId, indexMap);
   if (!i) return i.error();
   std::vector<int64_t> strides(kernel_.shape.size(), 0);
-  for (std::size_t k = 1; k < src->shape.size(); ++k)
-    if (src->shape[k] != 1 && map.value()[lead + k - 1] >= 0) strides[map.value()[lead + k - 1]] = src->strides[k];
-  auto x = externalStrided(src->id, std::move(strides), map.value());
+  for (std::size_t k = 1; k < in->shape.size(); ++k)
+    if (in->shape[k] != 1 && map[lead + k - 1] >= 0) strides[map[lead + k - 1]] = in->strides[k];
+  auto x = externalStrided(in->id, std::move(strides), map);
   if (!x) return x.error();
+  bind(out->id, gather(x.value(), i.value(), in->shape[0], in->strides[0], map));
+  return true;
+}
+
+int KernelBuilder::gather(int row, int index, int64_t rows, int64_t rowStride, std::vector<int> dimMap) {
   KernelValue v;
   v.op = ValueOp::Gather;
-  v.args = {x.value(), i.value()};
-  v.params = {static_cast<double>(src->shape[0]), static_cast<double>(src->strides[0])};
-  v.dimMap = map.value();
-  bind(out->id, push(std::move(v)));
-  return true;
+  v.args = {row, index};
+  v.params = {static_cast<double>(rows), static_cast<double>(rowStride)};
+  v.dimMap = std::move(dimMap);
+  return push(std::move(v));
 }
 
 Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind, std::vector<int64_t> dims,

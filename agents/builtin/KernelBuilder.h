@@ -117,7 +117,7 @@ private:
     const TensorInfo* out;
     std::vector<int> map;
   };
-  Outcome<CoordinateRead> coordinateRead(const Node& node, const std::string& verb);
+  Outcome<CoordinateRead> coordinateRead(const Node& node, const std::string& verb, const char* arg = "self");
   Outcome<bool> lowerPad(const Node& node);
   Outcome<bool> lowerFlip(const Node& node);
   Outcome<bool> lowerGather(const Node& node, const std::string& base);
@@ -129,6 +129,9 @@ private:
   int push(KernelValue v);
   int constant(double c);
   int unary(const std::string& fn, int a, std::vector<double> params = {});
+  // A Gather value: the Input value `row` plus the int64 value `index` times `rowStride`.
+  int gather(int row, int index, int64_t rows, int64_t rowStride, std::vector<int> dimMap);
+  std::optional<double> constantValue(const TensorInfo& t) const;
   int binary(const std::string& fn, int a, int b);
   void bind(const std::string& tensorId, int value) { tensors_[tensorId] = {value, ""}; }
 

@@ -102,7 +102,10 @@ def run(graph: dict, task, seed: int) -> tuple[list, dict]:
                 else:
                     v = scalar(a)
                 named[a["name"]] = v
-                (keywords.__setitem__(a["name"], v) if a.get("keyword") else positional.append(v))
+                if a.get("keyword"):
+                    keywords[a["name"]] = v
+                else:
+                    positional.append(v)
             if base in SPECIAL:
                 result = attention(named)
             else:
