@@ -1,5 +1,6 @@
 // The built-in brain; see BuiltinBrain.h.
 #include "agents/builtin/BuiltinBrain.h"
+#include "agents/builtin/RuntimeRows.h"
 
 #include <algorithm>
 #include <fstream>
@@ -65,6 +66,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   tried_.clear();
   lastPick_.reset();
   plan_ = makePlan(*graph_, facts.lineTimesUs, options);
+  planRows(plan_, *graph_, facts.graph, facts.lineTimesUs, options);
   for (std::size_t i : plan_.priority) {
     const PlannedKernel& k = plan_.kernels[i];
     protocol::PlanTask t;

@@ -90,6 +90,15 @@ struct Layout {
   std::string device;                         // the Python expression of the forward's device
   std::vector<std::string> returned;         // each forward result's Python expression
   std::vector<std::string> buffers;          // tensor ids whose shape and dtype each bufN has
+  const BatchRows* rows = nullptr;           // the plan's, where the batch is a run-time parameter
+  // A tensor's shape as a Python tuple; where the rows are the call's, dim 0 of a tensor that
+  // carries them in terms of the forward's `rows`.
+  std::string shape(const TensorInfo& t) const {
+    if (!rows || !rows->perRow.count(t.id)) return tuple(t.shape);
+    std::string s = "(" + rows->sizeText(t.id, t.shape[0]) + ",";
+    for (std::size_t d = 1; d < t.shape.size(); ++d) s += (d > 1 ? ", " : " ") + std::to_string(t.shape[d]);
+    return s + ")";
+  }
   bool partial() const { return steps.size() != 1 || steps[0].kernels.empty(); }
 };
 
@@ -110,8 +119,8 @@ std::optional<std::string> viewExpr(const Graph& graph, const Layout& l, const s
   const std::string& buffer = l.slots[it->second].expr;
   if (root == t) return buffer;
   if (t->storageOffset == root->storageOffset && root->contiguous() && t->strides == contiguousStrides(t->shape))
-    return buffer + ".view(" + tuple(t->shape) + ")";
-  return buffer + ".as_strided(" + tuple(t->shape) + ", " + tuple(t->strides) + ", " +
+    return buffer + ".view(" + l.shape(*t) + ")";
+  return buffer + ".as_strided(" + l.shape(*t) + ", " + tuple(t->strides) + ", " +
          std::to_string(t->storageOffset - root->storageOffset) + ")";
 }
 
@@ -264,6 +273,7 @@ bool pythonLiteral(const std::string& d) {
 Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource& forward) {
   if (plan.kernels.empty()) return Failure{"no operator of this forward has a generated kernel"};
   Layout l;
+  if (plan.rows) l.rows = &*plan.rows;
   // Inputs by position: a tensor input is named "inputs[i]"; a non-tensor one is baked into the
   // graph, so the forward checks it still has the captured value.
   for (const std::string& id : graph.inputs) {
@@ -374,16 +384,26 @@ std::string forwardBody(const Graph& graph, const Layout& l, const ForwardSource
   const std::string device = l.device;
   auto empty = [&](const TensorInfo* t) {
     const std::string kind = ", dtype=torch." + t->dtype + ", device=" + device + ")";
-    if (t->contiguous()) return "torch.empty(" + tuple(t->shape) + kind;
-    return "torch.empty_strided(" + tuple(t->shape) + ", " + tuple(t->allocationStrides()) + kind;
+    if (t->contiguous()) return "torch.empty(" + l.shape(*t) + kind;
+    return "torch.empty_strided(" + l.shape(*t) + ", " + tuple(t->allocationStrides()) + kind;
   };
+  // The call's rows, from the first input (every input carries them).
+  std::string rowsKey;
+  if (l.rows) {
+    const std::string& first = graph.inputs.front();
+    const int64_t per = l.rows->perRow.at(first);
+    py << indent << "rows = " << l.names.at(first) << ".shape[0]" << (per == 1 ? "" : " // " + std::to_string(per)) << "\n";
+    rowsKey = " or self._stitch_rows != rows";
+  }
   if (!l.buffers.empty()) {
-    // Made on the first call (and again only if the device changes), then reused.
+    // Made on the first call (and again only if the device, or the rows where they are the
+    // call's, change), then reused.
     std::string names;
     for (std::size_t b = 0; b < l.buffers.size(); ++b) names += (b ? ", " : "") + std::string("buf") + std::to_string(b);
     py << indent << "buffers = getattr(self, \"_stitch_buffers\", None)\n"
-       << indent << "if buffers is None or buffers[0].device != " << device << ":\n"
-       << indent << "    buffers = self._stitch_buffers = (";
+       << indent << "if buffers is None or buffers[0].device != " << device << rowsKey << ":\n";
+    if (l.rows) py << indent << "    self._stitch_rows = rows\n";
+    py << indent << "    buffers = self._stitch_buffers = (";
     for (std::size_t b = 0; b < l.buffers.size(); ++b) py << (b ? ", " : "") << empty(graph.tensor(l.buffers[b]));
     py << (l.buffers.size() == 1 ? ",)\n" : ")\n") << indent << names << (l.buffers.size() == 1 ? ", = buffers\n" : " = buffers\n");
   }
@@ -432,7 +452,7 @@ std::string registrations(const Graph& graph) {
 }
 
 // The C++ arrays segment `s` checks its tensors against, and the check itself: the kernels bake
-// these layouts in.
+// these layouts in (but for the rows, where they are the call's, which the check then sets).
 std::string layoutChecks(const Graph& graph, const Layout& l, std::size_t s, std::ostringstream& cu) {
   const auto& ids = l.segmentTensors[s];
   const std::string n = std::to_string(s);
@@ -449,6 +469,34 @@ std::string layoutChecks(const Graph& graph, const Layout& l, std::size_t s, std
     cu << (i ? ", " : "") << cArray(l.index.count(ids[i]) && allocated(ids[i]) ? t->allocationStrides() : t->strides);
   }
   cu << "};\n";
+  // Where the rows are the call's, dim 0 of a tensor that carries them is its size per row times
+  // the rows, which the first such tensor gives.
+  int first = -1;
+  if (l.rows) {
+    cu << "static const int64_t kPerRow" << n << "[] = {";
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const auto it = l.rows->perRow.find(ids[i]);
+      const int64_t per = it == l.rows->perRow.end() ? 0 : it->second;
+      if (per && first < 0) first = static_cast<int>(i);
+      cu << (i ? ", " : "") << per;
+    }
+    cu << "};\n";
+  }
+  if (l.rows && first >= 0) {
+    const std::string f = std::to_string(first);
+    return "      if (t[" + f + "].ndim < 1 || t[" + f + "].sizes[0] < kPerRow" + n + "[" + f + "] || t[" + f +
+           "].sizes[0] % kPerRow" + n + "[" + f + "] != 0)\n"
+           "        return (int)cudaErrorInvalidValue;\n"
+           "      rows = t[" + f + "].sizes[0] / kPerRow" + n + "[" + f + "];\n"
+           "      for (int i = 0; i < n; ++i) {\n"
+           "        if (t[i].dtype != kDtype" + n + "[i] || t[i].ndim != kNdim" + n + "[i]) return (int)cudaErrorInvalidValue;\n"
+           "        for (int d = 0; d < t[i].ndim; ++d) {\n"
+           "          const int64_t size = d == 0 && kPerRow" + n + "[i] ? rows * kPerRow" + n + "[i] : kSizes" + n + "[i][d];\n"
+           "          if (t[i].sizes[d] != size || (size != 1 && t[i].strides[d] != kStrides" + n + "[i][d]))\n"
+           "            return (int)cudaErrorInvalidValue;\n"
+           "        }\n"
+           "      }\n";
+  }
   return "      for (int i = 0; i < n; ++i) {\n"
          "        if (t[i].dtype != kDtype" + n + "[i] || t[i].ndim != kNdim" + n + "[i]) return (int)cudaErrorInvalidValue;\n"
          "        for (int d = 0; d < t[i].ndim; ++d)\n"
@@ -492,6 +540,12 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
       cu << (i ? ", " : " ") << (lay.names.count(id) ? lay.names.at(id) : id);
     }
   }
+  if (plan.rows)
+    cu << "\n// Rows: any; the program was captured with " << plan.rows->captured
+       << " and takes the rows of each call (dim 0 of its inputs)";
+  else if (!plan.fixedRowsWhy.empty())
+    cu << "\n// Rows: fixed at " << (graph.independentRows ? std::to_string(*graph.independentRows) : std::string("those captured"))
+       << ": " << plan.fixedRowsWhy;
   bool gemm = false, conv = false, rnn = false, directDeconv = false;
   for (const auto& k : plan.kernels) {
     // A pointwise convolution measures a cuBLASLt GEMM against cuDNN.
@@ -577,6 +631,7 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
   std::string batch;
   if (graph.independentRows && !writesState) {
     batch = ", batch=" + std::to_string(*graph.independentRows);
+    if (plan.rows) batch += ", any_rows=True";  // the program takes the rows of each call (RuntimeRows.h)
     if (speedupEager) {
       char s[32];
       std::snprintf(s, sizeof s, "%.3g", *speedupEager);

@@ -356,12 +356,25 @@ private:
     }
   }
 
+  // The kernel takes the rows of the call (RuntimeRows.h): dim 0 of its iteration space is
+  // k_.perRow times them.
+  bool runtimeRows() const { return k_.perRow > 0; }
+
+  // `n`, a count of the captured iteration space that dim 0 multiplies (its elements, its rows,
+  // its columns), as an expression: a constant, or that count per row times `rows`.
+  std::string count(int64_t n) const {
+    if (!runtimeRows()) return i64(n);
+    const int64_t perRow = n / k_.shape[0] * k_.perRow;
+    return perRow == 1 ? "rows" : "(rows * " + i64(perRow) + ")";
+  }
+
   std::string params() const {
     std::string p;
     for (std::size_t i = 0; i < k_.inputs.size(); ++i)
       p += std::string("const ") + ctype(k_.inputs[i].dtype) + "* __restrict__ " + in(static_cast<int>(i)) + ", ";
     for (std::size_t i = 0; i < k_.outputs.size(); ++i)
       p += std::string(ctype(k_.outputs[i].dtype)) + "* __restrict__ " + outName(i) + ", ";
+    if (runtimeRows()) p += "const int64_t rows, ";
     return p.substr(0, p.size() - 2);
   }
 
@@ -432,6 +445,9 @@ private:
     if (d < 0) return "(int64_t)0";
     int64_t inner = 1;
     for (std::size_t e = d + 1; e < k_.shape.size(); ++e) inner *= k_.shape[e];
+    // lin stays below the element count, so dim 0's coordinate needs no modulo (and its size
+    // may be the call's).
+    if (d == 0) return "(lin / " + i64(inner) + ")";
     return "(lin / " + i64(inner) + ") % " + i64(k_.shape[d]);
   }
 
@@ -571,8 +587,8 @@ private:
   }
 
   void flat(std::ostream& o) {
-    const int64_t n = k_.numel();
-    o << kernelHead() << "  const int64_t chunks = " << i64(n) << " / VEC;\n"
+    const std::string n = count(k_.numel());
+    o << kernelHead() << "  const int64_t chunks = " << n << " / VEC;\n"
       << "  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < chunks; c += (int64_t)gridDim.x * blockDim.x) {\n"
       << "    const int64_t base = c * VEC;\n";
     declareOutLanes(o, "    ");
@@ -581,7 +597,7 @@ private:
              [&](std::ostream& os, const std::string& ind) { storeOutputs(os, ind); });
     o << "  }\n";
     // The tail that does not fill a vector: scalar, by the first threads of the grid.
-    o << "  for (int64_t lin = chunks * VEC + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; lin < " << i64(n)
+    o << "  for (int64_t lin = chunks * VEC + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; lin < " << n
       << "; lin += (int64_t)gridDim.x * blockDim.x) {\n";
     writeElement(o, Scope{}, "    ");
     o << "  }\n}\n";
@@ -703,15 +719,16 @@ private:
 
   // A block per row (or with `warp`, a warp per row), rows striding over the grid.
   void rows(std::ostream& o, bool warp) {
-    const int64_t rowsCount = k_.outer(), R = k_.reduced(), warps = variant_.block / 32;
+    const std::string rowsCount = count(k_.outer());
+    const int64_t R = k_.reduced(), warps = variant_.block / 32;
     o << kernelHead();
     if (warp) {
       o << "  const int lane = threadIdx.x & 31;\n"
-        << "  for (int64_t row = blockIdx.x * " << i64(warps) << " + (threadIdx.x >> 5); row < " << i64(rowsCount)
+        << "  for (int64_t row = blockIdx.x * " << i64(warps) << " + (threadIdx.x >> 5); row < " << rowsCount
         << "; row += (int64_t)gridDim.x * " << i64(warps) << ") {\n";
     } else {
       declareScratch(o);
-      o << "  for (int64_t row = blockIdx.x; row < " << i64(rowsCount) << "; row += gridDim.x) {\n";
+      o << "  for (int64_t row = blockIdx.x; row < " << rowsCount << "; row += gridDim.x) {\n";
     }
     o << "    const int64_t rowBase = row * " << i64(R) << ";\n"
       << "    { const int64_t lin = rowBase; (void)lin;\n";
@@ -900,7 +917,8 @@ private:
   // combines them in group order, so the result does not depend on timing. Elementwise outputs
   // after the reductions are written by all groups, rows split the same way.
   void columns(std::ostream& o) {
-    const int64_t outer = k_.outer(), R = k_.reduced(), inner = k_.inner(), cols = outer * inner;
+    const int64_t R = k_.reduced(), inner = k_.inner();
+    const std::string cols = count(k_.outer() * inner);
     const int S = columnGroups();
     const std::string Ss = std::to_string(S);
     o << "template <int VEC>\n__global__ void __launch_bounds__(" << 32 * S << ") " << name_ << "_kernel(" << params()
@@ -908,10 +926,10 @@ private:
       << "  __shared__ float cpart[" << S << "][32];\n";
     if (anyArg()) o << "  __shared__ long long cparti[" << S << "][32];\n";
     o << "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;\n"
-      << "  for (int64_t t0 = blockIdx.x * 32LL; t0 < " << i64(cols) << "; t0 += gridDim.x * 32LL) {\n"
-      << "    const bool live = t0 + tx < " << i64(cols) << ";\n"
+      << "  for (int64_t t0 = blockIdx.x * 32LL; t0 < " << cols << "; t0 += gridDim.x * 32LL) {\n"
+      << "    const bool live = t0 + tx < " << cols << ";\n"
       << "    // Lanes past the end compute on the last column (their row values read in bounds) and write nothing.\n"
-      << "    const int64_t t = live ? t0 + tx : " << i64(cols - 1) << ";\n"
+      << "    const int64_t t = live ? t0 + tx : " << cols << " - 1;\n"
       << "    const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
       << "    { const int64_t lin = o * " << i64(R * inner) << " + i; (void)lin;\n";
     Scope row;
@@ -971,11 +989,12 @@ private:
   // consecutive elements; each thread scans its items, the block scans the thread totals, and
   // a carry joins the tiles.
   void rowScan(std::ostream& o) {
-    const int64_t rowsCount = k_.outer(), R = k_.reduced();
+    const std::string rowsCount = count(k_.outer());
+    const int64_t R = k_.reduced();
     const int sv = scanValue();
     const std::string op = scanOp(), S = std::to_string(sv);
     o << kernelHead() << "  constexpr int kItems = 4;\n  __shared__ double sscratch[33];\n"
-      << "  for (int64_t row = blockIdx.x; row < " << i64(rowsCount) << "; row += gridDim.x) {\n"
+      << "  for (int64_t row = blockIdx.x; row < " << rowsCount << "; row += gridDim.x) {\n"
       << "    const int64_t rowBase = row * " << i64(R) << ";\n"
       << "    double carry = " << op << "::identity();\n"
       << "    for (int64_t t0 = 0; t0 < " << i64(R) << "; t0 += (int64_t)blockDim.x * kItems) {\n"
@@ -1000,10 +1019,10 @@ private:
   // A scan along a dim with contiguous dims after it: one thread per (outer, inner) position
   // walks the scanned dim; neighbouring threads read neighbouring elements.
   void columnScan(std::ostream& o) {
-    const int64_t outer = k_.outer(), R = k_.reduced(), inner = k_.inner();
+    const int64_t R = k_.reduced(), inner = k_.inner();
     const int sv = scanValue();
     const std::string op = scanOp(), S = std::to_string(sv);
-    o << kernelHead() << "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < " << i64(outer * inner)
+    o << kernelHead() << "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < " << count(k_.outer() * inner)
       << "; t += (int64_t)gridDim.x * blockDim.x) {\n"
       << "    const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
       << "    double acc = " << op << "::identity();\n"
@@ -1019,7 +1038,8 @@ private:
   }
 
   void launcher(std::ostream& o) {
-    o << "static int launch_" << name_ << "(const StitchTensor* t, cudaStream_t stream) {\n";
+    o << "static int launch_" << name_ << "(const StitchTensor* t, int64_t rows, cudaStream_t stream) {\n";
+    if (!runtimeRows()) o << "  (void)rows;\n";
     std::string args, aligned = "true";
     for (std::size_t i = 0; i < k_.inputs.size(); ++i) {
       const char* type = ctype(k_.inputs[i].dtype);
@@ -1037,24 +1057,40 @@ private:
       if (!k_.outputs[i].perRow && k_.outputs[i].vectorStores())
         aligned += " && ((uintptr_t)" + outName(i) + " % 16 == 0)";
     }
+    if (runtimeRows()) args += "rows, ";
     args = args.substr(0, args.size() - 2);
     int block = variant_.block;
     bool canVector = variant_.vec == 4;
     std::vector<std::string> stages{""};  // kernels launched in order, one grid and block for all
-    std::string grid4, grid1;
+    // Each grid: `work` items at `per` a block, at least one block and at most `most`; a number
+    // where the shape is fixed, else computed by the launcher from the call's rows.
+    struct Grid {
+      std::string work;
+      int64_t fixedWork = 0, per = 1, most = (int64_t{1} << 31) - 1;
+    };
+    std::optional<Grid> grid4;
+    Grid grid1;
+    auto fixedOrCount = [&](int64_t n) { return Grid{count(n), n}; };
     if (k_.scans()) {
       canVector = false;  // scans read one element at a time, in order
-      grid1 = k_.inner() == 1 ? std::to_string(std::min<int64_t>(k_.outer(), 1 << 30))
-                              : std::to_string(std::max<int64_t>(1, (k_.outer() * k_.inner() + block - 1) / block));
+      if (k_.inner() == 1) grid1 = fixedOrCount(k_.outer()), grid1.most = 1 << 30;
+      else grid1 = fixedOrCount(k_.outer() * k_.inner()), grid1.per = block;
     } else if (!k_.reduces()) {
-      const int64_t n = k_.numel(), per = static_cast<int64_t>(block) * variant_.items;
-      grid4 = std::to_string(std::max<int64_t>(1, (n / 4 + per - 1) / per));
-      grid1 = std::to_string(std::max<int64_t>(1, (n + per - 1) / per));
+      const int64_t per = static_cast<int64_t>(block) * variant_.items;
+      grid1 = fixedOrCount(k_.numel());
+      grid1.per = per;
+      grid4 = Grid{grid1.work + " / 4", k_.numel() / 4, per};
     } else if (k_.inner() == 1) {
       canVector = canVector && k_.reduced() % 4 == 0;
       const int64_t S = rowSplits();
-      const int64_t rowBlocks = warpPerRow(k_) ? (k_.outer() + block / 32 - 1) / (block / 32) : k_.outer();
-      grid4 = grid1 = std::to_string(S > 1 ? k_.outer() * S : std::min<int64_t>(rowBlocks, 1 << 30));
+      if (S > 1) {
+        grid1 = Grid{i64(k_.outer() * S), k_.outer() * S};
+      } else {
+        grid1 = fixedOrCount(k_.outer());
+        grid1.per = warpPerRow(k_) ? block / 32 : 1;
+        grid1.most = 1 << 30;
+      }
+      grid4 = grid1;
       if (S > 1 && !onePass()) {
         stages.clear();
         for (std::size_t j = 0; j <= reductions().size(); ++j) stages.push_back(stageName(static_cast<int64_t>(j)));
@@ -1062,8 +1098,18 @@ private:
     } else {
       canVector = false;  // a column reduction walks the reduced dim one element at a time
       block = 32 * columnGroups();
-      grid1 = std::to_string(std::min<int64_t>((k_.outer() * k_.inner() + 31) / 32, 1 << 30));
+      grid1 = fixedOrCount(k_.outer() * k_.inner());
+      grid1.per = 32;
+      grid1.most = 1 << 30;
     }
+    auto gridText = [&](const Grid& g, const std::string& local) {
+      if (!runtimeRows())
+        return std::to_string(std::clamp<int64_t>((g.fixedWork + g.per - 1) / g.per, 1, g.most));
+      o << "  const unsigned int " << local << " = sc_blocks(" << g.work << ", " << g.per << ", " << g.most << ");\n";
+      return local;
+    };
+    const std::string g1 = gridText(grid1, "grid1");
+    const std::string g4 = canVector ? gridText(*grid4, "grid4") : "";
     auto launches = [&](int vec, const std::string& grid, const std::string& indent) {
       std::string calls;
       for (const auto& stage : stages)
@@ -1072,9 +1118,9 @@ private:
       return calls;
     };
     if (canVector)
-      o << "  if (" << aligned << ") {\n" << launches(4, grid4, "    ") << "  } else {\n" << launches(1, grid1, "    ") << "  }\n";
+      o << "  if (" << aligned << ") {\n" << launches(4, g4, "    ") << "  } else {\n" << launches(1, g1, "    ") << "  }\n";
     else
-      o << launches(1, grid1, "  ");
+      o << launches(1, g1, "  ");
     o << "  return (int)cudaGetLastError();\n}\n";
   }
 

@@ -168,6 +168,13 @@ __device__ __forceinline__ double blockExclusiveScan(double v, double* scratch, 
   return Op::apply(before, below);
 }
 
+// The blocks a launch takes for `work` items at `per` a block: at least one, at most `most` (a
+// kernel whose rows are the call's computes its grid at run time).
+static inline unsigned int sc_blocks(int64_t work, int64_t per, int64_t most) {
+  const int64_t blocks = (work + per - 1) / per;
+  return (unsigned int)(blocks < 1 ? 1 : blocks > most ? most : blocks);
+}
+
 )";
 }
 

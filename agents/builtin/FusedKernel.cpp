@@ -12,6 +12,8 @@ int64_t product(const std::vector<int64_t>& shape, int begin, int end) {
 
 }  // namespace
 
+bool PoolSpec::operator==(const PoolSpec&) const = default;
+
 int64_t FusedKernel::numel() const { return product(shape, 0, static_cast<int>(shape.size())); }
 // Scanned ranges split the iteration space like reduced ones.
 int64_t FusedKernel::outer() const { return reduceBegin >= 0 ? product(shape, 0, reduceBegin) : numel(); }

@@ -46,6 +46,7 @@ struct PoolSpec {
   bool countIncludePad = true;
   int64_t divisorOverride = 0;  // 0: none
   std::vector<KernelValue> prologue;
+  bool operator==(const PoolSpec&) const;  // defaulted where KernelValue is complete
 };
 
 struct KernelValue {
@@ -66,6 +67,7 @@ struct KernelValue {
   std::vector<int64_t> concatEnds;
   // Pad: per dim of the value, the padding before it and the padded tensor's size along it.
   std::vector<int64_t> padBefore, padInner;
+  bool operator==(const KernelValue&) const = default;
 };
 
 struct KernelInput {
@@ -75,6 +77,7 @@ struct KernelInput {
   bool linear = false;           // offset + linear iteration index: eligible for 16-byte loads
   std::string dtype = "float32";  // float32 or bool (read as 0/1)
   bool window = false;           // read by a Pool value through its own strides, not per element
+  bool operator==(const KernelInput&) const = default;
 };
 
 // A tensor the kernel writes, element (or row) i of `shape` in row-major order at `tensorId`'s
@@ -93,6 +96,7 @@ struct KernelOutput {
   // 16-byte stores stay whole: four consecutive elements (from an index that is a multiple of 4)
   // are consecutive and 16-byte aligned in the tensor, given an aligned data pointer.
   bool vectorStores() const;
+  bool operator==(const KernelOutput&) const = default;
 };
 
 struct FusedKernel {
@@ -104,7 +108,11 @@ struct FusedKernel {
   std::vector<KernelInput> inputs;
   std::vector<KernelOutput> outputs;
   std::vector<int> nodeIds;
+  // The batch as a run-time parameter (RuntimeRows.h): dim 0 of `shape` is this many times the
+  // rows a call is given; 0 where the kernel's shape is fixed.
+  int64_t perRow = 0;
 
+  bool operator==(const FusedKernel&) const = default;
   bool reduces() const { return reduceBegin >= 0 && !scan; }
   bool scans() const { return reduceBegin >= 0 && scan; }
   int64_t numel() const;

@@ -14,7 +14,9 @@ namespace stitch::agents::builtin {
 struct SegmentEntry {
   std::vector<std::string> launchers;
   std::size_t slots = 0;
-  std::string checks;  // C++ that validates `t[0..n)` (returns cudaErrorInvalidValue on a mismatch)
+  // C++ that validates `t[0..n)` (returns cudaErrorInvalidValue on a mismatch) and, where the
+  // rows are the call's, sets `rows` from them.
+  std::string checks;
   bool replay = false;  // capture the launchers into a CUDA graph per set of data pointers and replay it
 };
 

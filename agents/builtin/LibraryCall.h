@@ -20,6 +20,7 @@ struct MatrixOperand {
   std::string tensorId;  // the tensor the ABI passes (root of the view chain)
   int64_t offset = 0;    // elements from its data pointer
   int64_t rowStride = 0, colStride = 1, batchStride = 0;
+  bool operator==(const MatrixOperand&) const = default;
 };
 
 struct GemmCall {
@@ -32,6 +33,10 @@ struct GemmCall {
   // Computes in TF32 on tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), as eager runs its matmuls
   // while torch.backends.cuda.matmul.allow_tf32 is on; else exact fp32.
   bool tf32 = false;
+  // The batch as a run-time parameter (RuntimeRows.h): `m` or `batch` is this many times the rows
+  // a call is given; 0 where fixed.
+  int64_t mPerRow = 0, batchPerRow = 0;
+  bool operator==(const GemmCall&) const = default;
 };
 
 // The elementwise tail folded into a forward convolution: per output channel, the split-off
@@ -47,6 +52,7 @@ struct ConvEpilogue {
   bool relu = false;
   bool empty() const { return bias.empty() && mean.empty() && !relu; }
   std::vector<std::string> reads() const;
+  bool operator==(const ConvEpilogue&) const = default;
 };
 
 struct ConvCall {
@@ -62,6 +68,7 @@ struct ConvCall {
   // fp32. The generated alternatives (direct kernels, a pointwise convolution's GEMM) are fp32
   // either way.
   bool tf32 = false;
+  bool operator==(const ConvCall&) const = default;
 };
 
 // nn.LSTM / nn.GRU / nn.RNN as PyTorch runs them on a GPU: `aten::_cudnn_rnn` over the
@@ -89,6 +96,7 @@ struct RnnCall {
   // unpacked fp32 inputs with small hidden sizes, else the standard one.
   bool persistSmallH() const;
   const char* modeName() const;
+  bool operator==(const RnnCall&) const = default;
 };
 
 // Why a library call runs in its precision, for the plan's technique (LibraryCall::describe).
@@ -106,6 +114,7 @@ struct LibraryCall {
   RnnCall rnn;
   std::vector<int> nodeIds;  // the anchor and the epilogue nodes folded into it
   PrecisionWhy precisionWhy = PrecisionWhy::Unstated;
+  bool operator==(const LibraryCall&) const = default;
   bool tf32() const { return kind == Kind::Gemm ? gemm.tf32 : kind == Kind::Conv ? conv.tf32 : rnn.tf32; }
   void setTf32(bool on) { gemm.tf32 = conv.tf32 = rnn.tf32 = on; }
 

@@ -141,6 +141,7 @@ static int sc_gemm_x3_try(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
                           float* D, cudaStream_t stream, float fp32_ms);
 static int sc_gemm_x3_run(sc_gemm* g, const sc_gemm_shape* s, const float* A, const float* B, const float* bias,
                           float* D, cudaStream_t stream);
+static void sc_gemm_x3_release(sc_gemm_x3* x);
 
 static int sc_gemm_desc(cublasLtMatmulDesc_t* op, cublasComputeType_t compute, const sc_gemm_shape* s,
                         cublasLtEpilogue_t epilogue) {
@@ -381,6 +382,35 @@ static int sc_gemm_launch(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
   }
   if (g->x3) return sc_gemm_x3_run(g, s, A, B, bias, D, stream);
   return sc_gemm_run(g, s, &g->algo, g->workspace, A, B, bias, D, stream);
+}
+
+// A GEMM whose rows are the call's (its m or batch count scales with them) keeps a prepared state
+// per row count: each is prepared (its algorithm measured) on the first call with that many rows.
+// A ninth count takes the oldest slot, whose descriptors are released first.
+#define SC_ROW_STATES 8
+struct sc_gemm_rows {
+  int64_t rows[SC_ROW_STATES];
+  sc_gemm state[SC_ROW_STATES];
+  int next;
+};
+
+static void sc_gemm_release(sc_gemm* g) {
+  if (g->op) cublasLtMatmulDescDestroy(g->op);
+  if (g->a) cublasLtMatrixLayoutDestroy(g->a);
+  if (g->b) cublasLtMatrixLayoutDestroy(g->b);
+  if (g->d) cublasLtMatrixLayoutDestroy(g->d);
+  if (g->x3) sc_gemm_x3_release(g->x3);
+  *g = sc_gemm();
+}
+
+static sc_gemm* sc_gemm_for_rows(sc_gemm_rows* r, int64_t rows) {
+  for (int i = 0; i < SC_ROW_STATES; ++i)
+    if (r->rows[i] == rows) return &r->state[i];
+  const int i = r->next;
+  r->next = (i + 1) % SC_ROW_STATES;
+  if (r->rows[i]) sc_gemm_release(&r->state[i]);
+  r->rows[i] = rows;
+  return &r->state[i];
 }
 )";
 
@@ -1102,14 +1132,16 @@ static int sc_gemm_x3_try(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
   ok = ok && sc_gemm_x3_pick(g, s, x->small, a_hi, b_hi, D, stream, &x->small_algo, &x->small_workspace) &&
        sc_gemm_x3_pick(g, s, x->large, a_hi, b_hi, D, stream, &x->large_algo, &x->large_workspace) &&
        sc_x3_keep(&g->x3, x, [&] { return sc_gemm_x3_run(g, s, A, B, bias, D, stream); }, fp32_ms, stream);
-  if (!ok) {
-    if (x->small) cublasLtMatmulDescDestroy(x->small);
-    if (x->large) cublasLtMatmulDescDestroy(x->large);
-    if (x->parts) cudaFree(x->parts);
-    delete x;
-  }
+  if (!ok) sc_gemm_x3_release(x);
   cudaGetLastError();
   return 0;
+}
+
+static void sc_gemm_x3_release(sc_gemm_x3* x) {
+  if (x->small) cublasLtMatmulDescDestroy(x->small);
+  if (x->large) cublasLtMatmulDescDestroy(x->large);
+  if (x->parts) cudaFree(x->parts);
+  delete x;
 }
 )";
 
@@ -1279,6 +1311,7 @@ static int sc_gemm_x3_run(sc_gemm*, const sc_gemm_shape*, const float*, const fl
                           cudaStream_t) {
   return (int)cudaErrorNotSupported;
 }
+static void sc_gemm_x3_release(sc_gemm_x3*) {}
 )";
 
 constexpr const char* kConvFp32Only = R"(
@@ -1350,7 +1383,7 @@ void emitRnn(std::ostringstream& o, const RnnCall& r, const std::string& name, c
     << ", " << r.inputSize << ", " << r.hiddenSize << ", " << r.layers << ", " << r.directions << ", " << r.weightElements
     << "LL, " << (r.persistSmallH() ? "CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H" : "CUDNN_RNN_ALGO_STANDARD") << ", "
     << (r.tf32 ? "CUDNN_DEFAULT_MATH" : "CUDNN_FMA_MATH") << "};\n"
-    << "static int launch_" << name << "(const StitchTensor* t, cudaStream_t stream) {\n"
+    << "static int launch_" << name << "(const StitchTensor* t, int64_t, cudaStream_t stream) {\n"
     << "  const float* const w[] = {";
   for (std::size_t i = 0; i < r.weights.size(); ++i) o << (i ? ", " : "") << ptr(slots, r.weights[i], 0, true);
   o << "};\n  return sc_rnn_launch(&" << name << "_state, &" << name << "_shape, " << ptr(slots, r.input, r.inputOffset, true)
@@ -1368,14 +1401,22 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
     emitRnn(o, call.rnn, name, slots);
   } else if (call.kind == LibraryCall::Kind::Gemm) {
     const GemmCall& g = call.gemm;
-    o << "static sc_gemm " << name << "_state;\n"
+    const bool rows = g.mPerRow || g.batchPerRow;
+    o << "static " << (rows ? "sc_gemm_rows " : "sc_gemm ") << name << "_state;\n"
       << "static const sc_gemm_shape " << name << "_shape = {" << g.batch << ", " << g.m << ", " << g.n << ", " << g.k
       << ", " << g.a.rowStride << ", " << g.a.colStride << ", " << g.a.batchStride << ", " << g.b.rowStride << ", "
       << g.b.colStride << ", " << g.b.batchStride << ", " << floatLiteral(g.alpha) << ", " << (g.bias ? 1 : 0) << ", "
       << gemmEpilogue(g) << ", "
       << (g.tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F") << "};\n"
-      << "static int launch_" << name << "(const StitchTensor* t, cudaStream_t stream) {\n"
-      << "  return sc_gemm_launch(&" << name << "_state, &" << name << "_shape, "
+      << "static int launch_" << name << "(const StitchTensor* t, int64_t" << (rows ? " rows" : "")
+      << ", cudaStream_t stream) {\n";
+    if (rows) {
+      o << "  sc_gemm_shape s = " << name << "_shape;\n";
+      if (g.mPerRow) o << "  s.m = rows * " << g.mPerRow << ";\n";
+      if (g.batchPerRow) o << "  s.batch = rows * " << g.batchPerRow << ";\n";
+    }
+    o << "  return sc_gemm_launch(" << (rows ? "sc_gemm_for_rows(&" + name + "_state, rows), &s, "
+                                             : "&" + name + "_state, &" + name + "_shape, ")
       << ptr(slots, g.a.tensorId, g.a.offset, true) << ", " << ptr(slots, g.b.tensorId, g.b.offset, true) << ", "
       << (g.bias ? ptr(slots, g.bias->tensorId, g.bias->offset, true) : "nullptr") << ", "
       << ptr(slots, g.output, 0, false) << ", stream);\n}\n";
@@ -1423,7 +1464,7 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       << ints(spatial2d(c.stride, oneD, 1), 3) << ", " << ints(spatial2d(c.dilation, oneD, 1), 3) << ", " << c.groups
       << ", " << (c.transposed ? 1 : 0) << ", " << groupCalls(c) << ", "
       << (c.tf32 ? "{CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}" : "{CUDNN_FMA_MATH, CUDNN_FMA_MATH}") << "};\n"
-      << "static int launch_" << name << "(const StitchTensor* t, cudaStream_t stream) {\n";
+      << "static int launch_" << name << "(const StitchTensor* t, int64_t, cudaStream_t stream) {\n";
     const ConvEpilogue& ep = c.epilogue;
     if (!ep.empty()) {
       auto param = [&](const std::string& id) { return id.empty() ? std::string("nullptr") : ptr(slots, id, 0, true); };

@@ -31,12 +31,25 @@ struct PlannedKernel {
   std::vector<std::string> writes() const;  // the tensors it writes
 };
 
+// The batch as a run-time parameter of the generated program (RuntimeRows.h): the plan made from
+// the capture at half the rows is this one with dim 0 of these tensors (and of the kernels that
+// write them) scaled, so one program serves any number of rows.
+struct BatchRows {
+  int64_t captured = 0;                   // the rows the graph was captured with
+  std::map<std::string, int64_t> perRow;  // tensor id -> its dim-0 size per row; absent: fixed size
+  // A tensor's dim-0 size for `rows` rows, as Python source over the name `rows`; its captured
+  // size where it is fixed.
+  std::string sizeText(const std::string& id, int64_t captured) const;
+};
+
 struct Plan {
   std::vector<PlannedKernel> kernels;   // execution order
   std::vector<std::size_t> priority;    // indices into kernels, most valuable first
   std::vector<UncoveredOp> uncovered;   // left in PyTorch, never hidden
   bool wholeForward() const { return uncovered.empty() && !kernels.empty(); }
   int64_t floorBytes() const;
+  std::optional<BatchRows> rows;  // set where the batch is a run-time parameter
+  std::string fixedRowsWhy;       // else why not, where the capture found the rows independent
   bool tensorCores = false;  // library calls may take their fp32-accurate 3xTF32 form (PlannerOptions)
   // Whether some library call runs in TF32 as eager does (LibraryCall::tf32).
   bool usesTf32() const;

@@ -8,7 +8,9 @@ the same. nvcc is $STITCHCUDA_NVCC, else $CUDA_HOME/bin/nvcc, else nvcc on PATH,
 /usr/local/cuda/bin/nvcc.
 
 The model's forward asks `program.route(x=x, ...)` first: "program" where the tensors are those the
-program was generated for; "chunks" where only the batch size (dim 0) differs and the program, generated
+program was generated for, or, for a program that takes the rows of each call (`any_rows`: its kernels
+compute their sizes from the rows given), where they differ from those only in the batch size (dim 0 of
+every input, each the same multiple of the rows); "chunks" where only the batch size differs and the program, generated
 for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
 padded with copies of a row, whose results are dropped) faster than the original would: the chunks' rows
 under the rows given times the program's measured speedup over eager (or, not timed, less than a quarter
@@ -191,7 +193,7 @@ class Program:
     between its compiled segments). The library is built and loaded on the first call."""
 
     def __init__(self, name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None,
-                 speedup: Optional[float] = None) -> None:
+                 speedup: Optional[float] = None, any_rows: bool = False) -> None:
         self.name = name
         self.source = _source_path(name)
         # name -> (dtype name, shape, strides) as captured when the program was generated
@@ -200,6 +202,8 @@ class Program:
         # from itself alone: then it serves any batch size in chunks of that many rows.
         self.batch = batch
         self.speedup = speedup  # over eager PyTorch at the generated shape, as the verifier timed it
+        # The program takes any number of rows (a multiple of `batch`'s per input): no chunks needed.
+        self.any_rows = any_rows and bool(batch)
         self._lib: Any = None
         self._entry: dict[Any, Any] = {}
         self._descriptors: dict[tuple, Any] = {}
@@ -211,6 +215,10 @@ class Program:
         # Shape first: inputs of another shape run the original forward, on any device.
         other = {arg: tuple(t.shape) for arg, t in given.items() if tuple(t.shape) != self.inputs[arg][1]}
         if not other:
+            for arg, t in given.items():
+                self._check(arg, t)
+            return "program"
+        if self.any_rows and self._rows(given) is not None:
             for arg, t in given.items():
                 self._check(arg, t)
             return "program"
@@ -230,6 +238,20 @@ class Program:
                                     f"{self.inputs[arg][1]}, got {shape}: running the original PyTorch forward for "
                                     "such inputs (warned once)")
         return "original"
+
+    def _rows(self, given: dict[str, torch.Tensor]) -> Optional[int]:
+        """The rows of a call whose inputs differ from the generated ones only in dim 0, each input's
+        dim 0 its generated size per row times the rows; None where they do not."""
+        rows = set()
+        for arg, t in given.items():
+            shape = self.inputs[arg][1]
+            if t.dim() != len(shape) or t.dim() == 0 or t.shape[1:] != shape[1:] or shape[0] % self.batch:
+                return None
+            per = shape[0] // self.batch
+            if per == 0 or t.shape[0] % per:
+                return None
+            rows.add(t.shape[0] // per)
+        return rows.pop() if len(rows) == 1 and min(rows) > 0 else None
 
     def _chunks_win(self, rows: int, chunks: int) -> bool:
         """Each chunk costs the whole program, padding rows included; the original forward costs about
@@ -278,7 +300,7 @@ class Program:
         if str(t.dtype).replace("torch.", "") != dtype:
             raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} is {t.dtype}, the program was "
                                       f"generated for torch.{dtype}; pass {arg}.to(torch.{dtype})")
-        if any(n != 1 and a != b for n, a, b in zip(shape, t.stride(), strides)):
+        if any(n != 1 and a != b for n, a, b in zip(t.shape, t.stride(), strides)):
             raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} has strides {tuple(t.stride())}, the "
                                       f"program reads it with strides {strides}; pass {arg}.contiguous()")
         self._check_device(arg, t)
@@ -351,12 +373,13 @@ _programs: dict[tuple, Program] = {}
 
 
 def load_program(name: str, inputs: Optional[dict[str, tuple]] = None, batch: Optional[int] = None,
-                 speedup: Optional[float] = None) -> Program:
+                 speedup: Optional[float] = None, any_rows: bool = False) -> Program:
     """The program `name` (a .cu in this folder), checking the forward's inputs against `inputs`
-    ({argument: (dtype name, shape, strides)}); `batch`: the rows it serves other batch sizes in
-    chunks of; `speedup`: its measured speedup over eager. Nothing is built until it first runs."""
-    key = (name, repr(sorted((inputs or {}).items())), batch, speedup)
+    ({argument: (dtype name, shape, strides)}); `batch`: the rows it was generated for, and serves
+    other batch sizes in chunks of; `speedup`: its measured speedup over eager; `any_rows`: it takes
+    any number of rows itself. Nothing is built until it first runs."""
+    key = (name, repr(sorted((inputs or {}).items())), batch, speedup, any_rows)
     program = _programs.get(key)
     if program is None:
-        program = _programs[key] = Program(name, inputs, batch, speedup)
+        program = _programs[key] = Program(name, inputs, batch, speedup, any_rows)
     return program

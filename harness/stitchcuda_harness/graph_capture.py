@@ -136,15 +136,12 @@ class _Recorder(TorchDispatchMode):
         return out
 
 
-def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
-    model = task.instantiate(device, seed)
-    inputs = task.inputs(seed, device)
-    graph = Graph(task=task.path, device=str(device), torch=torch.__version__)
-    with open(task.path, encoding="utf-8") as f:
-        graph.construction = construction_source(f.read(), task.names.model_class,
-                                                 {task.names.inputs_fn, task.names.init_inputs_fn or ""})
+def _record_forward(model: torch.nn.Module, inputs: list[Any], graph: Graph, task_file: str) -> Any:
+    """Runs the forward once under a recorder that fills `graph` (its inputs, parameters, buffers,
+    nodes and outputs) and returns the forward's outputs; the forward's exception as a
+    task_forward_error."""
     stack: list[str] = []
-    recorder = _Recorder(graph, task.path, stack)
+    recorder = _Recorder(graph, task_file, stack)
     for i, v in enumerate(inputs):
         if isinstance(v, torch.Tensor):
             graph.inputs.append(recorder.register(v, "input", f"inputs[{i}]"))
@@ -160,18 +157,30 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
         handles.append(sub.register_forward_pre_hook(lambda _m, _i, n=name: None if stack.append(n) else None))
         handles.append(sub.register_forward_hook(lambda _m, _i, _o: None if stack.pop() else None))
     try:
-        with torch.no_grad(), recorder:
-            out = model(*inputs)
-    except Exception as exc:
-        raise from_exception("task_forward_error", exc, (task.path,), "capturing the graph") from exc
+        try:
+            with torch.no_grad(), recorder:
+                out = model(*inputs)
+        except Exception as exc:
+            raise from_exception("task_forward_error", exc, (task_file,), "capturing the graph") from exc
+        outputs = check_tensor_outputs(out, task_file, None, "task")
+        for t in outputs:
+            graph.outputs.append(recorder.ids.get(id(t)) or recorder.lookup(t, "output"))
     finally:
         for h in handles:
             h.remove()
-    outputs = check_tensor_outputs(out, task.path, None, "task")
-    for t in outputs:
-        graph.outputs.append(recorder.ids.get(id(t)) or recorder.lookup(t, "output"))
-    recorder.keep.clear()  # the capture's intermediates: the probe's forward needs their memory
-    graph.batch = batch_probe(model, inputs, outputs, seed)
+        recorder.keep.clear()  # the recorded intermediates: what runs next needs their memory
+    return outputs
+
+
+def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
+    model = task.instantiate(device, seed)
+    inputs = task.inputs(seed, device)
+    graph = Graph(task=task.path, device=str(device), torch=torch.__version__)
+    with open(task.path, encoding="utf-8") as f:
+        graph.construction = construction_source(f.read(), task.names.model_class,
+                                                 {task.names.inputs_fn, task.names.init_inputs_fn or ""})
+    outputs = _record_forward(model, inputs, graph, task.path)
+    graph.batch = batch_probe(model, inputs, outputs, seed, task.path)
     return graph
 
 
@@ -189,11 +198,15 @@ def _row_differences(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
     return err, scale
 
 
-def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.Tensor], seed: int) -> Optional[dict[str, Any]]:
+def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.Tensor], seed: int,
+                task_file: str = "") -> Optional[dict[str, Any]]:
     """Whether the forward computes each row of a common batch dimension (dim 0 of every tensor
     input and output) from that row alone: the first half of the batch is run again and its outputs
     compared with the whole batch's first rows. A generated program for B rows then serves any
-    batch size in chunks of B rows (the program's loader). None where there is no common dim 0."""
+    batch size in chunks of B rows (the program's loader). That second forward is recorded too: where
+    the rows are independent, "graph" is its graph (the same operators at half the rows), from which
+    the planner tells which numbers of a generated program scale with the batch. None where there
+    is no common dim 0."""
     tensors = [v for v in inputs if isinstance(v, torch.Tensor)]
     sizes = {t.shape[0] if t.dim() else None for t in tensors + outputs}
     if not tensors or len(sizes) != 1 or None in sizes:
@@ -202,13 +215,19 @@ def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.T
     if rows < 2:
         return {"size": rows, "rows_independent": False, "why": "one row: nothing to compare"}
     half = rows // 2
+    halved = [v[:half] if isinstance(v, torch.Tensor) else v for v in inputs]
+    graph: Optional[Graph] = Graph(task=task_file, device=str(tensors[0].device), torch=torch.__version__)
     try:
         torch.manual_seed(seed)
-        with torch.no_grad():
-            again = model(*[v[:half] if isinstance(v, torch.Tensor) else v for v in inputs])
-        again = check_tensor_outputs(again, "", None, "task")
-    except Exception as exc:  # a forward that needs the whole batch (a view with the batch size written in), or memory
-        return {"size": rows, "rows_independent": False, "why": f"the forward on {half} rows raised {type(exc).__name__}"}
+        again = _record_forward(model, halved, graph, task_file)
+    except Exception:  # recording holds every intermediate: run it again unrecorded (memory), or fail below
+        graph = None
+        try:
+            torch.manual_seed(seed)
+            with torch.no_grad():
+                again = check_tensor_outputs(model(*halved), "", None, "task")
+        except Exception as exc:  # a forward that needs the whole batch (a view with the batch size written in), or memory
+            return {"size": rows, "rows_independent": False, "why": f"the forward on {half} rows raised {type(exc).__name__}"}
     for i, (whole, part) in enumerate(zip(outputs, again)):
         if tuple(part.shape) != (half, *whole.shape[1:]):
             return {"size": rows, "rows_independent": False, "why": f"output {i} on {half} rows has shape {tuple(part.shape)}"}
@@ -216,4 +235,7 @@ def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.T
         if not err <= ROWS_INDEPENDENT_REL * scale + 1e-6:  # NaN: not independent
             return {"size": rows, "rows_independent": False,
                     "why": f"output {i}'s first {half} rows change with the other rows (by {err:.3g}, magnitude {scale:.3g})"}
-    return {"size": rows, "rows_independent": True, "why": f"the first {half} rows alone give the same outputs"}
+    probe = {"size": rows, "rows_independent": True, "why": f"the first {half} rows alone give the same outputs"}
+    if graph is not None:
+        probe["graph"] = graph.to_json()
+    return probe

@@ -1,6 +1,8 @@
 // Loading of the graph fixtures; see FixtureGraphs.h.
 #include "FixtureGraphs.h"
 
+#include "agents/builtin/RuntimeRows.h"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -27,13 +29,27 @@ std::vector<std::string> fixtureNames() {
   return names;
 }
 
-Outcome<Graph> loadFixture(const std::string& name) {
+Outcome<nlohmann::json> fixtureJson(const std::string& name) {
   const auto path = sourceDir() / "tests/fixtures/graphs" / (name + ".json");
   const std::string text = readFile(path);
   if (text.empty()) return Failure{path.string() + ": missing or empty"};
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return Failure{path.string() + ": not JSON"};
-  return parseGraph(normalizeGraph(j));
+  return j;
+}
+
+Outcome<Graph> loadFixture(const std::string& name) {
+  auto j = fixtureJson(name);
+  if (!j) return j.error();
+  return parseGraph(normalizeGraph(j.value()));
+}
+
+Outcome<Plan> fixturePlan(const std::string& name, const Graph& graph, PlannerOptions options) {
+  auto j = fixtureJson(name);
+  if (!j) return j.error();
+  Plan plan = makePlan(graph, {}, options);
+  planRows(plan, graph, j.value(), {}, options);
+  return plan;
 }
 
 Outcome<ForwardSource> fixtureForward(const Graph& graph) {
@@ -47,8 +63,9 @@ Outcome<CandidateSource> fixtureCandidate(const std::string& name, PlannerOption
   if (!g) return g.error();
   auto f = fixtureForward(g.value());
   if (!f) return f.error();
-  const Plan plan = makePlan(g.value(), {}, options);
-  return generateCandidate(g.value(), plan, f.value(), Variant{}, name);
+  auto plan = fixturePlan(name, g.value(), options);
+  if (!plan) return plan.error();
+  return generateCandidate(g.value(), plan.value(), f.value(), Variant{}, name);
 }
 
 std::string leftOf(const Plan& plan) {

@@ -16,6 +16,9 @@ std::vector<std::string> fixtureNames();
 // The graph of a fixture as the built-in brain reads it (normalized, then parsed); fails with
 // the parser's message.
 Outcome<Graph> loadFixture(const std::string& name);
+// The fixture's plan as the built-in brain makes it: with the rows a run-time parameter where the
+// fixture records the forward at half its rows and the plans agree (RuntimeRows.h).
+Outcome<Plan> fixturePlan(const std::string& name, const Graph& graph, PlannerOptions options = {});
 // The fixture's task forward (the graph names its task file relative to the repository).
 Outcome<ForwardSource> fixtureForward(const Graph& graph);
 // The whole candidate of a fixture with the default variant, or why there is none.

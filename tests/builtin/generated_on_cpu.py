@@ -10,7 +10,8 @@ Only candidates whose kernels never wait for one another can run so (elementwise
 reductions, scans or library calls): each fixture runs in a child process, and one that reaches a
 barrier or a shuffle aborts there and fails, saying so. Fails naming each fixture whose outputs
 differ from the Model's, with the largest difference. The last of the three runs plants NaNs in
-the inputs: where PyTorch's ops keep a NaN, the kernels must too."""
+the inputs: where PyTorch's ops keep a NaN, the kernels must too. A candidate whose program takes
+the rows of each call (RuntimeRows.h) also runs on fewer, one, and more rows than were captured."""
 from __future__ import annotations
 
 import argparse
@@ -82,6 +83,20 @@ def compare(name: str, folder: str, library: str) -> str:
             if not torch.allclose(g, w, rtol=1e-5, atol=1e-5, equal_nan=seed == 3):
                 worst = (g - w).abs().nan_to_num(float("inf")).max().item()
                 return f"output {i} differs from the Model's by up to {worst:g} (seed {seed})"
+    with open(os.path.join(folder, "candidate.cu")) as f:
+        any_rows = "kPerRow" in f.read()
+    if any_rows:  # a program that takes the rows of each call: fewer, one, and more than captured
+        inputs = task.inputs(4, cpu)
+        captured = next(t.shape[0] for t in inputs if isinstance(t, torch.Tensor))
+        for rows in (captured - 1, 1, captured + 3):
+            taken = [torch.cat([t] * (rows // captured + 1))[:rows].clone() if isinstance(t, torch.Tensor) else t
+                     for t in inputs]
+            with torch.no_grad():
+                want = outputs(reference(*[t.clone() if isinstance(t, torch.Tensor) else t for t in taken]))
+                got = outputs(candidate(*taken))
+            for i, (w, g) in enumerate(zip(want, got)):
+                if w.shape != g.shape or not torch.allclose(g, w, rtol=1e-5, atol=1e-5):
+                    return f"output {i} at {rows} rows differs from the Model's (shape {tuple(g.shape)})"
     return ""
 
 

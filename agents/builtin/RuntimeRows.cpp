@@ -1,0 +1,189 @@
+// Which numbers of a plan scale with the batch; see RuntimeRows.h.
+#include "agents/builtin/RuntimeRows.h"
+
+#include <algorithm>
+
+namespace stitch::agents::builtin {
+namespace {
+
+// Dim-0 sizes `full` at `rows` rows and `half` at `halfRows`: the size per row, or 0 where the two
+// are not one size per row times the rows.
+int64_t perRow(int64_t full, int64_t half, int64_t rows, int64_t halfRows) {
+  if (full <= 0 || full % rows != 0 || full / rows * halfRows != half) return 0;
+  return full / rows;
+}
+
+// Why tensor `f` (captured at `rows`) and `h` (at `halfRows`) are not the same tensor with its
+// dim 0 scaled, or "" with `*unit` set (0: fixed size).
+std::string tensorRows(const TensorInfo& f, const TensorInfo& h, int64_t rows, int64_t halfRows, int64_t* unit) {
+  *unit = 0;
+  if (f.id != h.id || f.dtype != h.dtype || f.role != h.role || f.shape.size() != h.shape.size())
+    return "tensor " + f.id + " is another tensor at half the rows";
+  if (f.strides != h.strides || f.storageOffset != h.storageOffset)
+    return "tensor " + f.id + "'s layout changes with the rows (the batch is not its outermost dim)";
+  for (std::size_t d = 1; d < f.shape.size(); ++d)
+    if (f.shape[d] != h.shape[d]) return "tensor " + f.id + "'s dim " + std::to_string(d) + " changes with the rows";
+  if (f.shape.empty() || f.shape[0] == h.shape[0]) return "";
+  *unit = perRow(f.shape[0], h.shape[0], rows, halfRows);
+  return *unit ? "" : "tensor " + f.id + "'s dim 0 is not a size per row times the rows";
+}
+
+bool writesModuleState(const Graph& graph, const Plan& plan) {
+  for (const auto& k : plan.kernels)
+    for (const auto& id : k.writes())
+      if (const TensorInfo* root = graph.viewRoot(*graph.tensor(id)); root->role == "parameter" || root->role == "buffer")
+        return true;
+  return false;
+}
+
+// Why kernel `f` is not `h` with its dim 0 scaled, or "" with f.perRow set.
+std::string kernelRows(FusedKernel& f, const FusedKernel& h, int64_t rows, int64_t halfRows) {
+  if (f == h) return "";
+  if (f.shape.empty() || f.shape.size() != h.shape.size() || f.outputs.size() != h.outputs.size())
+    return "its iteration space changes with the rows";
+  const int64_t unit = perRow(f.shape[0], h.shape[0], rows, halfRows);
+  if (!unit) return "its dim 0 is not a size per row times the rows";
+  if (f.reduceBegin == 0) return "it reduces over the rows";
+  if (maySplitRows(f)) return "it splits its few long rows over blocks, with partial results sized for these rows";
+  FusedKernel scaled = h;
+  // One row at half the rows is a dim of size 1, which a kernel reads as a broadcast (stride 0),
+  // maps to no iteration dim (-1) and leaves out of what makes a read linear: taken as the
+  // captured kernel has them.
+  if (h.shape[0] == 1) {
+    for (std::size_t i = 0; i < scaled.inputs.size() && i < f.inputs.size(); ++i) {
+      KernelInput& in = scaled.inputs[i];
+      if (!in.strides.empty() && in.strides[0] == 0 && !f.inputs[i].strides.empty()) in.strides[0] = f.inputs[i].strides[0];
+      if (in.linear && !f.inputs[i].linear) in.linear = false;
+    }
+    for (std::size_t v = 0; v < scaled.values.size() && v < f.values.size(); ++v) {
+      auto& map = scaled.values[v].dimMap;
+      for (std::size_t p = 0; p < map.size() && p < f.values[v].dimMap.size(); ++p)
+        if (map[p] == -1 && f.values[v].dimMap[p] == 0) map[p] = 0;
+    }
+  }
+  // A pad that pads no rows holds the rows as the padded size of dim 0.
+  for (std::size_t v = 0; v < scaled.values.size() && v < f.values.size(); ++v) {
+    KernelValue& pad = scaled.values[v];
+    if (pad.op != ValueOp::Pad || f.values[v].op != ValueOp::Pad) continue;
+    for (std::size_t p = 0; p < pad.dimMap.size() && p < pad.padInner.size() && p < f.values[v].padInner.size(); ++p)
+      if (pad.dimMap[p] == 0 && pad.padBefore[p] == 0 && pad.padInner[p] == h.shape[0] &&
+          f.values[v].padInner[p] == f.shape[0])
+        pad.padInner[p] = f.shape[0];
+  }
+  scaled.shape[0] = f.shape[0];
+  for (std::size_t i = 0; i < f.outputs.size(); ++i) {
+    KernelOutput& o = scaled.outputs[i];
+    if (o.shape.empty() || o.shape[0] == f.outputs[i].shape[0]) continue;
+    if (!perRow(f.outputs[i].shape[0], o.shape[0], rows, halfRows)) return "an output's dim 0 does not scale with the rows";
+    o.shape[0] = f.outputs[i].shape[0];
+    // A piece of a concatenation whose only dim of more than one element is dim 0 took 16-byte
+    // stores from its captured size (KernelOutput::vectorStores), which other rows may not allow.
+    if (o.strided() && o.vectorStores() &&
+        std::all_of(o.shape.begin() + 1, o.shape.end(), [](int64_t n) { return n == 1; }))
+      return "it writes its rows into a slice of a concatenation with 16-byte stores";
+  }
+  if (!(scaled == f)) {
+    for (std::size_t i = 0; i < f.inputs.size() && i < scaled.inputs.size(); ++i)
+      if (!(f.inputs[i] == scaled.inputs[i])) return "its read of " + f.inputs[i].tensorId + " changes with the rows";
+    for (std::size_t i = 0; i < f.values.size() && i < scaled.values.size(); ++i)
+      if (!(f.values[i] == scaled.values[i])) return "its value " + std::to_string(i) + " changes with the rows";
+    return "it changes with the rows in more than its dim 0";
+  }
+  f.perRow = unit;
+  return "";
+}
+
+// Why call `f` is not `h` with its rows or batch count scaled, or "" with its per-row fields set.
+std::string libraryRows(LibraryCall& f, const LibraryCall& h, int64_t rows, int64_t halfRows) {
+  if (f == h) return "";
+  if (f.kind != LibraryCall::Kind::Gemm || h.kind != LibraryCall::Kind::Gemm)
+    return "cuDNN calls take a fixed batch";
+  LibraryCall scaled = h;
+  GemmCall& s = scaled.gemm;
+  int64_t mUnit = 0, batchUnit = 0;
+  if (s.m != f.gemm.m && !(mUnit = perRow(f.gemm.m, s.m, rows, halfRows))) return "its rows do not scale with the batch";
+  if (s.batch != f.gemm.batch && !(batchUnit = perRow(f.gemm.batch, s.batch, rows, halfRows)))
+    return "its batch count does not scale with the batch";
+  s.m = f.gemm.m;
+  s.batch = f.gemm.batch;
+  if (!(scaled == f)) return "it changes with the rows in more than its rows or batch count";
+  f.gemm.mPerRow = mUnit;
+  f.gemm.batchPerRow = batchUnit;
+  return "";
+}
+
+std::string analyse(Plan& plan, const Graph& graph, const Plan& half, const Graph& halfGraph, BatchRows& out) {
+  if (!graph.independentRows) return "the capture found no batch whose rows are computed independently";
+  const int64_t rows = *graph.independentRows;
+  if (halfGraph.inputs.empty() || halfGraph.tensor(halfGraph.inputs[0])->shape.empty())
+    return "the capture at half the rows has no batch";
+  const int64_t halfRows = halfGraph.tensor(halfGraph.inputs[0])->shape[0];
+  if (!plan.wholeForward()) return "operators left in PyTorch take their shapes as captured";
+  if (writesModuleState(graph, plan)) return "the program writes module state";
+  if (graph.tensors.size() != halfGraph.tensors.size() || graph.nodes.size() != halfGraph.nodes.size())
+    return "the forward runs other operators at half the rows";
+  for (std::size_t i = 0; i < graph.tensors.size(); ++i) {
+    int64_t unit = 0;
+    if (auto why = tensorRows(graph.tensors[i], halfGraph.tensors[i], rows, halfRows, &unit); !why.empty()) return why;
+    if (unit) out.perRow[graph.tensors[i].id] = unit;
+  }
+  for (const auto& id : graph.inputs)
+    if (!out.perRow.count(id)) return "input " + id + " does not carry the batch";
+  if (plan.kernels.size() != half.kernels.size()) return "the plan at half the rows has other steps";
+  for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
+    PlannedKernel& f = plan.kernels[i];
+    const PlannedKernel& h = half.kernels[i];
+    std::string why;
+    if (f.library.has_value() != h.library.has_value()) why = "it is planned otherwise at half the rows";
+    else if (f.library) why = libraryRows(*f.library, *h.library, rows, halfRows);
+    else why = kernelRows(f.kernel, h.kernel, rows, halfRows);
+    if (!why.empty()) return "step " + f.id + ": " + why;
+  }
+  out.captured = rows;
+  return "";
+}
+
+}  // namespace
+
+bool maySplitRows(const FusedKernel& k) {
+  // CudaEmitter's rowSplits(): rows under four per SM of an H100 (132), each at least two chunks of
+  // the smallest block (128 threads) per split.
+  const int64_t rowsCount = k.outer();
+  return k.reduces() && k.inner() == 1 && rowsCount > 0 && rowsCount < 4 * 132 && k.reduced() / 4 / (2 * 128) > 1;
+}
+
+void makeRowsRuntime(Plan& plan, const Graph& graph, const Plan& half, const Graph& halfGraph) {
+  BatchRows rows;
+  Plan scaled = plan;
+  const std::string why = analyse(scaled, graph, half, halfGraph, rows);
+  if (!why.empty()) {
+    plan.fixedRowsWhy = why;
+    return;
+  }
+  plan = std::move(scaled);
+  plan.rows = std::move(rows);
+}
+
+void planRows(Plan& plan, const Graph& graph, const nlohmann::json& captured, const std::map<int, double>& lineTimesUs,
+              const PlannerOptions& options) {
+  if (!graph.independentRows) return;
+  const auto batch = captured.find("batch");
+  if (batch == captured.end() || !batch->is_object() || !batch->contains("graph")) {
+    plan.fixedRowsWhy = "the capture did not record the forward at half the rows";
+    return;
+  }
+  auto halfGraph = parseGraph(normalizeGraph((*batch)["graph"]));
+  if (!halfGraph) {
+    plan.fixedRowsWhy = "the capture at half the rows: " + halfGraph.error().message;
+    return;
+  }
+  makeRowsRuntime(plan, graph, makePlan(halfGraph.value(), lineTimesUs, options), halfGraph.value());
+}
+
+std::string BatchRows::sizeText(const std::string& id, int64_t size) const {
+  const auto it = perRow.find(id);
+  if (it == perRow.end()) return std::to_string(size);
+  return it->second == 1 ? "rows" : "rows * " + std::to_string(it->second);
+}
+
+}  // namespace stitch::agents::builtin
