@@ -5,8 +5,9 @@ host paths, its own cache folder), built by the loader with nvcc on first use, a
 with the kept candidate's (run through the harness in another process: same seeded construction, same
 inputs) and with the original model's. Per task: whether the saved model imported without the harness,
 how long the loader's build took, whether its outputs equal the candidate's bit for bit, its distance to
-the original, and what other batch sizes do (chunks of the generated rows where its rows are
-independent, else the original forward; each after the loader's one-time warning), against the
+the original, and what other batch sizes do (the program itself where it takes the rows of each call;
+else chunks of the generated rows where its rows are independent, else the original forward, each after
+the loader's one-time warning), against the
 original model and timed beside it. Writes results.json and results.md into --out.
 
 On the GPU machine, from the repository root, after building the host into build-gpu:
@@ -99,6 +100,7 @@ with torch.no_grad():
         result["batches"].append({"rows": n, "warnings": [str(w.message)[:300] for w in seen],
                                   "max_abs_err_vs_original": max(float((a - e).abs().max()) for a, e in zip(got, want)),
                                   "program_ms": timed(model, other), "original_ms": timed(reference, other)})
+result["any_rows"] = getattr(model, "_stitch_program").any_rows
 result["cache_files"] = sorted(f for _, _, fs in __import__("os").walk(sys.argv[4]) for f in fs)
 print(json.dumps(result))
 """ % {"seed": SEED}
@@ -166,7 +168,7 @@ def markdown(doc: dict[str, Any]) -> str:
               "|---|---|---|---|---|---|"]
     for r in doc["results"]:
         for b in r.get("batches", []):
-            ran = "; ".join(b["warnings"]) or "—"
+            ran = "; ".join(b["warnings"]) or ("the program (its rows are the call's)" if r.get("any_rows") else "—")
             lines.append(f"| {r['task']} | {b['rows']} | {ran} | {b['max_abs_err_vs_original']:.2e} | {b['program_ms']} | "
                          f"{b['original_ms']} |")
     return "\n".join(lines) + "\n"
