@@ -13,6 +13,8 @@ namespace stitch::agents::builtin::testing {
 std::filesystem::path sourceDir();
 // Every fixture's name ("19_sum_lastdim"), sorted.
 std::vector<std::string> fixtureNames();
+// A fixture's graph JSON as the harness wrote it (before normalization).
+Outcome<nlohmann::json> fixtureJson(const std::string& name);
 // The graph of a fixture as the built-in brain reads it (normalized, then parsed); fails with
 // the parser's message.
 Outcome<Graph> loadFixture(const std::string& name);

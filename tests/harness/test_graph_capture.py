@@ -96,6 +96,14 @@ class GraphCaptureTest(unittest.TestCase):
     def test_batch_probe_tells_independent_rows_from_shared_statistics(self) -> None:
         independent = capture_graph(load_task(os.path.join(REPO, "examples", "mlp.py")), CPU)
         self.assertEqual((independent.batch["size"], independent.batch["rows_independent"]), (256, True))
+        # The probe's forward, recorded: the same operators on half the rows, for the planner to tell
+        # which numbers scale with the batch.
+        half = independent.batch["graph"]
+        self.assertEqual([n["op"] for n in half["nodes"]], [n.op for n in independent.nodes])
+        self.assertEqual([t["shape"] for t in half["tensors"] if t["role"] == "input"], [[128, 512]])
+        self.assertEqual([t["shape"] for t in half["tensors"] if t["role"] == "parameter"],
+                         [t.shape for t in independent.tensors if t.role == "parameter"])
+        self.assertIsNone(half["batch"])
         shared = capture_graph(load_task(self.write("""
             import torch
             class Model(torch.nn.Module):
@@ -108,6 +116,7 @@ class GraphCaptureTest(unittest.TestCase):
                 return [torch.randn(16, 8)]
             """)), CPU)
         self.assertEqual((shared.batch["size"], shared.batch["rows_independent"]), (16, False))
+        self.assertNotIn("graph", shared.batch)
         self.assertIn("change with the other rows", shared.batch["why"])
         fixed = capture_graph(load_task(self.write("""
             import torch

@@ -99,6 +99,22 @@ class LoaderTest(unittest.TestCase):
         # Without independent rows (no batch), another batch size runs the original forward.
         self.assertEqual(self.k.Program("twice.cu", SPEC).route(x=torch.zeros(8, 8)), "original")
 
+    def test_a_program_of_any_rows_takes_another_batch_size_itself(self) -> None:
+        p = self.k.Program("twice.cu", SPEC, batch=4, any_rows=True)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for rows in (1, 6, 13):  # routed to the program, then the device check
+                with self.assertRaises(self.k.NeedsGpuError):
+                    p.route(x=torch.zeros(rows, 8))
+            # Not only the batch differs, or no rows at all: the original forward, warned once.
+            self.assertEqual(p.route(x=torch.zeros(6, 9)), "original")
+            self.assertEqual(p.route(x=torch.zeros(0, 8)), "original")
+        self.assertEqual(len(seen), 1)
+        self.assertIn("got (6, 9)", str(seen[0].message))
+        # Another layout is still an error at any rows.
+        with self.assertRaises(self.k.TensorMismatchError):
+            p.route(x=torch.zeros(8, 6).t())
+
     def test_chunks_cover_every_row_and_drop_the_padding(self) -> None:
         p = self.k.Program("twice.cu", SPEC, batch=4)
         x = torch.arange(80, dtype=torch.float32).reshape(10, 8)
