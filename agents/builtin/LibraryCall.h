@@ -68,6 +68,9 @@ struct ConvCall {
   // fp32. The generated alternatives (direct kernels, a pointwise convolution's GEMM) are fp32
   // either way.
   bool tf32 = false;
+  // The batch as a run-time parameter (RuntimeRows.h): N (inShape[0], outShape[0]) is this many
+  // times the rows a call is given; 0 where fixed.
+  int64_t nPerRow = 0;
   bool operator==(const ConvCall&) const = default;
 };
 

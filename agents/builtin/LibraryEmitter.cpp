@@ -12,6 +12,29 @@ namespace {
 constexpr const char* kCommon = R"(
 #include <stdio.h>
 
+// A library call whose rows are the call's (RuntimeRows.h: a GEMM's m or batch count, a
+// convolution's N) keeps a prepared state per row count: each is prepared (its algorithm
+// measured) on the first call with that many rows. A ninth count takes the oldest slot, whose
+// descriptors and buffers `release` frees first.
+#define SC_ROW_STATES 8
+template <class State>
+struct sc_per_rows {
+  int64_t rows[SC_ROW_STATES];
+  State state[SC_ROW_STATES];
+  int next;
+};
+
+template <class State, class Release>
+static State* sc_for_rows(sc_per_rows<State>* r, int64_t rows, Release release) {
+  for (int i = 0; i < SC_ROW_STATES; ++i)
+    if (r->rows[i] == rows) return &r->state[i];
+  const int i = r->next;
+  r->next = (i + 1) % SC_ROW_STATES;
+  if (r->rows[i]) release(&r->state[i]);
+  r->rows[i] = rows;
+  return &r->state[i];
+}
+
 // Library handles and one workspace, made once per loaded candidate. The workspace only grows
 // while algorithms are chosen (a launcher's first call), never inside a captured or timed call.
 static void* sc_workspace = nullptr;
@@ -384,16 +407,6 @@ static int sc_gemm_launch(sc_gemm* g, const sc_gemm_shape* s, const float* A, co
   return sc_gemm_run(g, s, &g->algo, g->workspace, A, B, bias, D, stream);
 }
 
-// A GEMM whose rows are the call's (its m or batch count scales with them) keeps a prepared state
-// per row count: each is prepared (its algorithm measured) on the first call with that many rows.
-// A ninth count takes the oldest slot, whose descriptors are released first.
-#define SC_ROW_STATES 8
-struct sc_gemm_rows {
-  int64_t rows[SC_ROW_STATES];
-  sc_gemm state[SC_ROW_STATES];
-  int next;
-};
-
 static void sc_gemm_release(sc_gemm* g) {
   if (g->op) cublasLtMatmulDescDestroy(g->op);
   if (g->a) cublasLtMatrixLayoutDestroy(g->a);
@@ -403,15 +416,7 @@ static void sc_gemm_release(sc_gemm* g) {
   *g = sc_gemm();
 }
 
-static sc_gemm* sc_gemm_for_rows(sc_gemm_rows* r, int64_t rows) {
-  for (int i = 0; i < SC_ROW_STATES; ++i)
-    if (r->rows[i] == rows) return &r->state[i];
-  const int i = r->next;
-  r->next = (i + 1) % SC_ROW_STATES;
-  if (r->rows[i]) sc_gemm_release(&r->state[i]);
-  r->rows[i] = rows;
-  return &r->state[i];
-}
+static sc_gemm* sc_gemm_for_rows(sc_per_rows<sc_gemm>* r, int64_t rows) { return sc_for_rows(r, rows, sc_gemm_release); }
 )";
 
 // The cuDNN handle, shared by convolutions and RNNs.
@@ -758,6 +763,7 @@ static int sc_conv_fp32(sc_conv* c, const sc_conv_shape* s, const float* x, cons
                         const sc_conv_epi* e, cudaStream_t stream);
 static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                           cudaStream_t stream);
+static void sc_conv_x3_release(sc_conv_x3* t);
 
 static int sc_conv_desc(cudnnConvolutionDescriptor_t* d, const sc_conv_shape* s, cudnnMathType_t math) {
   SC_DNN(cudnnCreateConvolutionDescriptor(d));
@@ -893,6 +899,20 @@ static int sc_conv_launch(sc_conv* c, const sc_conv_shape* s, const float* x, co
   }
   return sc_conv_fp32(c, s, x, w, y, e, stream);
 }
+
+static void sc_conv_release(sc_conv* c) {
+  if (c->in) cudnnDestroyTensorDescriptor(c->in);
+  if (c->out) cudnnDestroyTensorDescriptor(c->out);
+  if (c->w) cudnnDestroyFilterDescriptor(c->w);
+  if (c->conv) cudnnDestroyConvolutionDescriptor(c->conv);
+  if (c->bias) cudnnDestroyTensorDescriptor(c->bias);
+  if (c->act) cudnnDestroyActivationDescriptor(c->act);
+  if (c->folded) cudaFree(c->folded);
+  if (c->x3) sc_conv_x3_release(c->x3);
+  *c = sc_conv();
+}
+
+static sc_conv* sc_conv_for_rows(sc_per_rows<sc_conv>* r, int64_t rows) { return sc_for_rows(r, rows, sc_conv_release); }
 )";
 
 constexpr const char* kDeconvDirect = R"(
@@ -1188,13 +1208,15 @@ static int sc_conv_x3_try(sc_conv* c, const sc_conv_shape* s, const float* x, co
       return st ? st : sc_conv_epilogue(s, y, e, stream);
     }, fp32_ms, stream);
   }
-  if (!ok) {
-    if (t->conv) cudnnDestroyConvolutionDescriptor(t->conv);
-    if (t->parts) cudaFree(t->parts);
-    delete t;
-  }
+  if (!ok) sc_conv_x3_release(t);
   cudaGetLastError();
   return 0;
+}
+
+static void sc_conv_x3_release(sc_conv_x3* t) {
+  if (t->conv) cudnnDestroyConvolutionDescriptor(t->conv);
+  if (t->parts) cudaFree(t->parts);
+  delete t;
 }
 )";
 
@@ -1322,6 +1344,7 @@ static int sc_conv_x3_try(sc_conv*, const sc_conv_shape*, const float*, const fl
 static int sc_conv_x3_run(sc_conv*, const sc_conv_shape*, const float*, const float*, float*, cudaStream_t) {
   return (int)cudaErrorNotSupported;
 }
+static void sc_conv_x3_release(sc_conv_x3*) {}
 )";
 
 std::string ptr(const std::map<std::string, int>& slots, const std::string& id, int64_t offset, bool isConst) {
@@ -1402,7 +1425,7 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
   } else if (call.kind == LibraryCall::Kind::Gemm) {
     const GemmCall& g = call.gemm;
     const bool rows = g.mPerRow || g.batchPerRow;
-    o << "static " << (rows ? "sc_gemm_rows " : "sc_gemm ") << name << "_state;\n"
+    o << "static " << (rows ? "sc_per_rows<sc_gemm> " : "sc_gemm ") << name << "_state;\n"
       << "static const sc_gemm_shape " << name << "_shape = {" << g.batch << ", " << g.m << ", " << g.n << ", " << g.k
       << ", " << g.a.rowStride << ", " << g.a.colStride << ", " << g.a.batchStride << ", " << g.b.rowStride << ", "
       << g.b.colStride << ", " << g.b.batchStride << ", " << floatLiteral(g.alpha) << ", " << (g.bias ? 1 : 0) << ", "
@@ -1422,6 +1445,7 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       << ptr(slots, g.output, 0, false) << ", stream);\n}\n";
   } else {
     const ConvCall& c = call.conv;
+    const bool rows = c.nPerRow > 0;
     const bool oneD = c.inShape.size() == 3;
     const auto in = as2d(c.inShape, oneD), w = as2d(c.weightShape, oneD), out = as2d(c.outShape, oneD);
     const std::size_t nd = in.size();
@@ -1441,12 +1465,15 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       int64_t pixels = 1;
       for (std::size_t d = 2; d < c.outShape.size(); ++d) pixels *= c.outShape[d];
       const int64_t cin = c.inShape[1], cout = c.outShape[1];
-      o << "static sc_gemm " << name << "_gemm;\n"
+      o << "static " << (rows ? "sc_per_rows<sc_gemm> " : "sc_gemm ") << name << "_gemm;\n"
         << "static const sc_gemm_shape " << name << "_gemm_shape = {" << c.inShape[0] << ", " << cout << ", " << pixels
         << ", " << cin << ", " << cin << ", 1, 0, " << pixels << ", 1, " << cin * pixels << ", " << floatLiteral(1.0)
         << ", 0, CUBLASLT_EPILOGUE_DEFAULT, CUBLAS_COMPUTE_32F};\n";
-      directLauncher("  const int st = sc_gemm_launch(&" + name + "_gemm, &" + name + "_gemm_shape, w, x, nullptr, y, " +
-                     "stream);\n  return st ? st : sc_conv_epilogue(s, y, e, stream);\n",
+      // Where the rows are the call's, one image per GEMM batch entry: the batch count is the call's N.
+      const std::string gemm = rows ? "  sc_gemm_shape g = " + name + "_gemm_shape;\n  g.batch = s->in[0];\n" +
+                                          "  const int st = sc_gemm_launch(sc_gemm_for_rows(&" + name + "_gemm, g.batch), &g, "
+                                    : "  const int st = sc_gemm_launch(&" + name + "_gemm, &" + name + "_gemm_shape, ";
+      directLauncher(gemm + "w, x, nullptr, y, stream);\n  return st ? st : sc_conv_epilogue(s, y, e, stream);\n",
                      "_pointwise");
     } else if (const int tile = directConvTile(c)) {
       const bool fixed = kh <= 7 && kw <= 7;
@@ -1458,13 +1485,16 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
                      std::to_string(kw) + ", " + std::to_string(stride[0]) + ", " + std::to_string(stride[1]) +
                      ">(s, x, w, y, stream);\n  return st ? st : sc_conv_epilogue(s, y, e, stream);\n");
     }
-    o << "static sc_conv " << name << "_state;\n"
+    o << "static " << (rows ? "sc_per_rows<sc_conv> " : "sc_conv ") << name << "_state;\n"
       << "static const sc_conv_shape " << name << "_shape = {" << nd << ", " << ints(in, 5) << ", " << ints(w, 5)
       << ", " << ints(out, 5) << ", " << ints(spatial2d(c.padding, oneD, 0), 3) << ", "
       << ints(spatial2d(c.stride, oneD, 1), 3) << ", " << ints(spatial2d(c.dilation, oneD, 1), 3) << ", " << c.groups
       << ", " << (c.transposed ? 1 : 0) << ", " << groupCalls(c) << ", "
       << (c.tf32 ? "{CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}" : "{CUDNN_FMA_MATH, CUDNN_FMA_MATH}") << "};\n"
-      << "static int launch_" << name << "(const StitchTensor* t, int64_t, cudaStream_t stream) {\n";
+      << "static int launch_" << name << "(const StitchTensor* t, int64_t" << (rows ? " rows" : "")
+      << ", cudaStream_t stream) {\n";
+    if (rows)
+      o << "  sc_conv_shape s = " << name << "_shape;\n  s.in[0] = s.out[0] = (int)(rows * " << c.nPerRow << ");\n";
     const ConvEpilogue& ep = c.epilogue;
     if (!ep.empty()) {
       auto param = [&](const std::string& id) { return id.empty() ? std::string("nullptr") : ptr(slots, id, 0, true); };
@@ -1472,7 +1502,8 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
         << param(ep.scale) << ", " << param(ep.shift) << ", " << floatLiteral(ep.eps) << ", " << (ep.relu ? 1 : 0)
         << "};\n";
     }
-    o << "  return sc_conv_launch(&" << name << "_state, &" << name << "_shape, "
+    o << "  return sc_conv_launch("
+      << (rows ? "sc_conv_for_rows(&" + name + "_state, rows), &s, " : "&" + name + "_state, &" + name + "_shape, ")
       << ptr(slots, c.input, c.inputOffset, true) << ", " << ptr(slots, c.weight, c.weightOffset, true) << ", "
       << ptr(slots, c.output, 0, false) << ", " << (ep.empty() ? "nullptr" : "&e") << ", " << direct
       << ", stream);\n}\n";

@@ -93,12 +93,26 @@ std::string kernelRows(FusedKernel& f, const FusedKernel& h, int64_t rows, int64
   return "";
 }
 
-// Why call `f` is not `h` with its rows or batch count scaled, or "" with its per-row fields set.
+// Why call `f` is not `h` with its rows or batch count (a GEMM) or its images (a convolution)
+// scaled, or "" with its per-row field set.
 std::string libraryRows(LibraryCall& f, const LibraryCall& h, int64_t rows, int64_t halfRows) {
   if (f == h) return "";
-  if (f.kind != LibraryCall::Kind::Gemm || h.kind != LibraryCall::Kind::Gemm)
-    return "cuDNN calls take a fixed batch";
+  if (f.kind != h.kind || f.kind == LibraryCall::Kind::Rnn) return "cuDNN's RNN calls take a fixed batch";
   LibraryCall scaled = h;
+  if (f.kind == LibraryCall::Kind::Conv) {
+    ConvCall& c = scaled.conv;
+    if (c.inShape.empty() || c.outShape.empty() || f.conv.inShape.size() != c.inShape.size() ||
+        f.conv.outShape.size() != c.outShape.size())
+      return "its shapes change with the rows";
+    const int64_t unit = perRow(f.conv.inShape[0], c.inShape[0], rows, halfRows);
+    if (!unit || perRow(f.conv.outShape[0], c.outShape[0], rows, halfRows) != unit)
+      return "its images do not scale with the batch";
+    c.inShape[0] = f.conv.inShape[0];
+    c.outShape[0] = f.conv.outShape[0];
+    if (!(scaled == f)) return "it changes with the rows in more than its images";
+    f.conv.nPerRow = unit;
+    return "";
+  }
   GemmCall& s = scaled.gemm;
   int64_t mUnit = 0, batchUnit = 0;
   if (s.m != f.gemm.m && !(mUnit = perRow(f.gemm.m, s.m, rows, halfRows))) return "its rows do not scale with the batch";

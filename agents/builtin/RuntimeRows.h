@@ -2,8 +2,8 @@
 // forward a second time on half the batch where every row is computed from itself alone
 // (graph_capture.batch_probe); planned the same way, that graph gives the same kernels and library
 // calls but for numbers that scale with the rows. Where that holds for every step, the program takes
-// the rows from its tensors at each call: each kernel's dim 0 and each GEMM's rows (or batch count)
-// are computed from them, the host checks accept any rows, and ModelNew allocates for them.
+// the rows from its tensors at each call: each kernel's dim 0, each GEMM's rows (or batch count)
+// and each convolution's images are computed from them, the host checks accept any rows, and ModelNew allocates for them.
 #pragma once
 
 #include "agents/builtin/Planner.h"
@@ -13,7 +13,7 @@
 namespace stitch::agents::builtin {
 
 // Sets `plan.rows` and the per-row sizes of its kernels (FusedKernel::perRow, GemmCall::mPerRow /
-// batchPerRow) where `half`, planned from `halfGraph` (the capture at half of `graph`'s rows), is
+// batchPerRow, ConvCall::nPerRow) where `half`, planned from `halfGraph` (the capture at half of `graph`'s rows), is
 // `plan` with its rows scaled; otherwise sets `plan.fixedRowsWhy`. Either way the plan's kernels
 // are otherwise unchanged.
 void makeRowsRuntime(Plan& plan, const Graph& graph, const Plan& half, const Graph& halfGraph);

@@ -150,7 +150,9 @@ TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
   }
   auto c = fixtureCandidate("87_conv_bn_relu_stem");
   ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_NE(c.value().cuda.find("(1e-05f), 1};\n  return sc_conv_launch(&k0_state"), std::string::npos);
+  // Its images are the call's (RuntimeRows.h): a state per row count.
+  EXPECT_NE(c.value().cuda.find("(1e-05f), 1};\n  return sc_conv_launch(sc_conv_for_rows(&k0_state, rows), &s, "),
+            std::string::npos);
   EXPECT_NE(c.value().cuda.find("return sc_direct_launch<16, 3, 3>(s, x, w, y, e, stream);"), std::string::npos);
 
   EXPECT_NE(c.value().cuda.find("cudnnConvolutionBiasActivationForward("), std::string::npos);
@@ -225,7 +227,10 @@ TEST(LibraryCoder, PointwiseConvolutionsMeasureAGemmOverPixels) {
   EXPECT_NE(cu.find("#include <cublasLt.h>"), std::string::npos);
   EXPECT_NE(cu.find("static const sc_gemm_shape k0_gemm_shape = {32, 512, 3136, 256, 256, 1, 0, 3136, 1, 802816, "),
             std::string::npos);
-  EXPECT_NE(cu.find("sc_gemm_launch(&k0_gemm, &k0_gemm_shape, w, x, nullptr, y, stream);"), std::string::npos);
+  // One image per batch entry of the GEMM, as many as the call's images.
+  EXPECT_NE(cu.find("  g.batch = s->in[0];\n  const int st = sc_gemm_launch(sc_gemm_for_rows(&k0_gemm, g.batch), &g, w, x, "
+                    "nullptr, y, stream);"),
+            std::string::npos);
   EXPECT_NE(cu.find("k0_pointwise, stream);"), std::string::npos);
   EXPECT_EQ(cu.find("sc_direct_launch<"), std::string::npos);
 

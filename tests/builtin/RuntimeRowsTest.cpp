@@ -81,6 +81,32 @@ TEST(RuntimeRows, ALinearLayerSetsItsGemmRowsPerCall) {
   EXPECT_TRUE(contains(c.value().cuda, "sc_gemm_for_rows("));
 }
 
+TEST(RuntimeRows, ConvolutionsTakeTheImagesOfEachCall) {
+  auto g = loadFixture("91_lenet5");
+  ASSERT_TRUE(g);
+  auto plan = fixturePlan("91_lenet5", g.value());
+  ASSERT_TRUE(plan);
+  ASSERT_TRUE(plan.value().rows) << plan.value().fixedRowsWhy;
+  int convs = 0;
+  for (const auto& k : plan.value().kernels)
+    if (k.library && k.library->kind == LibraryCall::Kind::Conv) {
+      ++convs;
+      EXPECT_EQ(k.library->conv.nPerRow, 1);
+    }
+  EXPECT_EQ(convs, 2);
+  auto c = fixtureCandidate("91_lenet5");
+  ASSERT_TRUE(c);
+  EXPECT_TRUE(contains(c.value().cuda, "s.in[0] = s.out[0] = (int)(rows * 1);"));
+  // Group norm over few long rows splits them over blocks: its partial results are sized for the
+  // captured rows, so that program keeps them.
+  auto norm = loadFixture("82_conv2d_group_norm");
+  ASSERT_TRUE(norm);
+  auto normPlan = fixturePlan("82_conv2d_group_norm", norm.value());
+  ASSERT_TRUE(normPlan);
+  EXPECT_FALSE(normPlan.value().rows);
+  EXPECT_TRUE(contains(normPlan.value().fixedRowsWhy, "splits its few long rows")) << normPlan.value().fixedRowsWhy;
+}
+
 TEST(RuntimeRows, WithoutTheHalfBatchCaptureTheRowsStayFixedAndSaySo) {
   auto g = loadFixture("partial_sort");
   ASSERT_TRUE(g);
