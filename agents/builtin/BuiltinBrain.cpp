@@ -179,7 +179,8 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   lastPick_ = pick;
   const Variant v = all[*pick];
   const std::string title = stepsText(plan_) + " for " + fileName(graph_->task) + (replanned_ ? ", unfused" : "") +
-                            ", " + v.name() + (fp32Retry ? ", fp32 (" + retryWhy + ")" : "");
+                            (plan_.rows ? ", any batch size" : "") + ", " + v.name() +
+                            (fp32Retry ? ", fp32 (" + retryWhy + ")" : "");
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);
   if (!c) {
     error = c.error().message;

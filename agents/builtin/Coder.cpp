@@ -599,7 +599,11 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
      << "# forward): the verifier accepts exactly these.\nSTITCH_PYTORCH_OPS = {";
   std::size_t i = 0;
   for (const auto& [op, n] : lay.pytorchOps) py << (i++ ? ", " : "") << "\"" << op << "\": " << n;
-  py << "}\n\n_stitch_lib = load_library(__stitch_library__)\n\n\n" << modelClass(graph, lay, forward, "_stitch_lib");
+  py << "}\n";
+  if (plan.rows)
+    py << "# The program takes the rows (dim 0 of the inputs) of each call: the verifier also runs it on\n"
+       << "# another batch size.\nSTITCH_ANY_ROWS = True\n";
+  py << "\n_stitch_lib = load_library(__stitch_library__)\n\n\n" << modelClass(graph, lay, forward, "_stitch_lib");
 
   CandidateSource out{cu.str(), py.str(), {}};
   for (const auto& id : lay.segmentTensors.front()) out.slots.push_back(lay.names.count(id) ? lay.names.at(id) : id);
@@ -642,7 +646,7 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
   for (const std::string& id : graph.inputs) params += (params.empty() ? "" : ", ") + l.value().names.at(id);
   std::ostringstream py;
   py << in << "# StitchCUDA: " << plan.kernels.size() << " step(s) compiled into " << program.folder << "/" << program.cuda
-     << ", built with nvcc on first use\n"
+     << ", built with nvcc on first use" << (plan.rows ? ", for any batch size" : "") << "\n"
      << in << "program = getattr(self, \"_stitch_program\", None)\n"
      << in << "if program is None:\n"
      << in << "    from " << program.folder << " import load_program\n"

@@ -1,7 +1,9 @@
 // CUDA source for one FusedKernel: the device kernel(s) (flat elementwise, row reduction with
 // warp shuffles, or column reduction) and a host launcher on the caller's stream. Shapes are
-// baked in as constants (the captured graph's), so index arithmetic divides by constants; the
-// launcher picks 16-byte vector accesses when every contiguous pointer is aligned.
+// baked in as constants (the captured graph's), so index arithmetic divides by constants, but for
+// the extent of dim 0 where the kernel takes the call's rows (FusedKernel::perRow): its loop bounds
+// and grid are then computed from them. The launcher picks 16-byte vector accesses when every
+// contiguous pointer is aligned.
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"

@@ -12,7 +12,13 @@ int64_t product(const std::vector<int64_t>& shape, int begin, int end) {
 
 }  // namespace
 
-bool PoolSpec::operator==(const PoolSpec&) const = default;
+// Written out: PoolSpec holds KernelValues, which hold a PoolSpec, and an out-of-line defaulted
+// comparison of that recursion crashed clang 14.
+bool PoolSpec::operator==(const PoolSpec& o) const {
+  return max == o.max && weights == o.weights && weightStrides == o.weightStrides && inSize == o.inSize &&
+         kernel == o.kernel && stride == o.stride && padding == o.padding && dilation == o.dilation &&
+         countIncludePad == o.countIncludePad && divisorOverride == o.divisorOverride && prologue == o.prologue;
+}
 
 int64_t FusedKernel::numel() const { return product(shape, 0, static_cast<int>(shape.size())); }
 // Scanned ranges split the iteration space like reduced ones.

@@ -46,7 +46,7 @@ struct PoolSpec {
   bool countIncludePad = true;
   int64_t divisorOverride = 0;  // 0: none
   std::vector<KernelValue> prologue;
-  bool operator==(const PoolSpec&) const;  // defaulted where KernelValue is complete
+  bool operator==(const PoolSpec&) const;  // defined where KernelValue is complete
 };
 
 struct KernelValue {

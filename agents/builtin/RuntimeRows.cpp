@@ -25,7 +25,10 @@ std::string tensorRows(const TensorInfo& f, const TensorInfo& h, int64_t rows, i
     if (f.shape[d] != h.shape[d]) return "tensor " + f.id + "'s dim " + std::to_string(d) + " changes with the rows";
   if (f.shape.empty() || f.shape[0] == h.shape[0]) return "";
   *unit = perRow(f.shape[0], h.shape[0], rows, halfRows);
-  return *unit ? "" : "tensor " + f.id + "'s dim 0 is not a size per row times the rows";
+  if (!*unit) return "tensor " + f.id + "'s dim 0 is not a size per row times the rows";
+  // A constant made outside ATen is made again as its captured values (TensorInfo::py).
+  if (f.role == "constant") return "constant " + f.id + " has as many rows as the batch";
+  return "";
 }
 
 bool writesModuleState(const Graph& graph, const Plan& plan) {

@@ -75,6 +75,7 @@ class Verification:
         self.task: Task = load_task(reference, config.task_params)  # a broken reference is a request error
         self.files: Optional[CandidateFiles] = None
         self.declared_ops: dict[str, int] = {}
+        self.any_rows = False  # STITCH_ANY_ROWS: the program takes the rows (dim 0) of each call
         self.snapshot: Optional[StateSnapshot] = None
         self.model: Any = None
         self.ref_model: Any = None
@@ -248,6 +249,7 @@ class Verification:
             self._baseline = self._fetch_baseline()
         self._load(library)
         self._trials()
+        self._other_rows()
         self._buffers_after_trials()
         self._buffer_reuse_and_determinism()
         self._compute_and_streams()
@@ -336,6 +338,7 @@ class Verification:
             # accepts those (and the verdict reports them), nothing else.
             self.declared_ops = {str(k): int(v) for k, v in dict(getattr(module, "STITCH_PYTORCH_OPS", None) or {}).items()}
             self.verdict.pytorch_ops = self.declared_ops
+            self.any_rows = getattr(module, "STITCH_ANY_ROWS", False) is True
             cls = getattr(module, "ModelNew", None)
             if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
                 self.verdict.add(Finding("candidate_load_error", "the candidate defines no nn.Module named ModelNew", "runtime", self.files.python))
@@ -419,6 +422,34 @@ class Verification:
         rules = [t["rule"] for t in self.verdict.trials]
         self.verdict.correctness_rule = None if None in rules else "truth" if "truth" in rules else "reference"
         self._flag_degenerate(ref_stats)
+
+    def _other_rows(self) -> None:
+        """A program that takes the rows of each call (STITCH_ANY_ROWS) runs once more on the first
+        B/2 + 1 of trial 0's B rows (B - 1 for B = 2), against the reference on the same rows, by the
+        trials' rules: what it computes from the call's rows is checked, not only the sizes the trials
+        give it."""
+        if not self.any_rows:
+            return
+        if not self._small:
+            self.verdict.skipped_checks["other_rows"] = "the trials are too large against free memory for another batch beside them"
+            return
+        with self._stage("other_rows"):
+            seed, _, inputs = self._trial_inputs(0)
+            batches = {v.shape[0] for v in inputs if isinstance(v, torch.Tensor) and v.dim()}
+            if len(batches) != 1 or min(batches) < 2:
+                self.verdict.skipped_checks["other_rows"] = "the inputs have no common batch of two rows or more"
+                return
+            batch = batches.pop()
+            rows = batch // 2 + 1 if batch > 2 else 1
+            part = [v[:rows].clone() if isinstance(v, torch.Tensor) and v.dim() else v for v in inputs]
+            del inputs
+            outs, raw = self._run_candidate(clone_values(part), f"on {rows} of {batch} rows")
+            del raw
+            refs = self.task.forward(self.ref_model, clone_values(part))
+            record = self._compare(outs, refs, len(self.verdict.trials), seed, f"get_inputs, its first {rows} of {batch} rows",
+                                   lambda: part)
+            self.verdict.trials.append(record)
+            del outs, refs, part
 
     def _truth_for(self, i: int, inputs: Callable[[], list[Any]], refs: list[torch.Tensor]) -> tuple[Optional[Truth], str]:
         assert self._truth is not None

@@ -69,6 +69,29 @@ class VerifyCpuTest(unittest.TestCase):
         self.addCleanup(os.unlink, path)
         return path
 
+    def test_a_program_of_any_rows_is_also_checked_on_fewer_rows(self) -> None:
+        task = self.source_file("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2 + 1\n"
+                                "def get_inputs():\n    return [torch.randn(16, 8)]\n")
+        # PyTorch stands in for the program's kernels, declared as a partial candidate declares them.
+        ops = 'STITCH_PYTORCH_OPS = {"aten::mul": 1, "aten::add": 1}\n'
+        honest = self.source_file("import torch\n" + ops + "STITCH_ANY_ROWS = True\nclass ModelNew(torch.nn.Module):\n"
+                                  "    def forward(self, x):\n        return x * 2 + 1\n")
+        v = run(task, honest)
+        self.assertTrue(v["passed"], v["findings"])
+        self.assertEqual(len(v["trials"]), 7)
+        self.assertEqual(v["trials"][-1]["distribution"], "get_inputs, its first 9 of 16 rows")
+        # Right only at the batch size the trials give it: caught by the extra batch alone.
+        fixed = self.source_file("import torch\n" + ops + "STITCH_ANY_ROWS = True\nclass ModelNew(torch.nn.Module):\n"
+                                 "    def forward(self, x):\n        return x * 2 + 1 if x.shape[0] == 16 else x * 2\n")
+        v = run(task, fixed)
+        self.assertFalse(v["passed"])
+        self.assertEqual([t["passed"] for t in v["trials"]], [True] * 6 + [False])
+        self.assertIn("output_mismatch", v["failed_checks"])
+        # Without the declaration the program is checked at the captured rows only.
+        plain = self.source_file("import torch\n" + ops + "class ModelNew(torch.nn.Module):\n"
+                                 "    def forward(self, x):\n        return x * 2 + 1 if x.shape[0] == 16 else x * 2\n")
+        self.assertEqual(len(run(task, plain)["trials"]), 6)
+
     def test_degenerate_reference_is_flagged(self) -> None:
         task = self.source_file("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 0\n"
                                 "def get_inputs():\n    return [torch.randn(8)]\n")
