@@ -6,6 +6,7 @@
 #include "agents/builtin/HostProgram.h"
 #include "agents/builtin/KernelBuilder.h"
 #include "agents/builtin/LibraryEmitter.h"
+#include "agents/builtin/RuntimeRows.h"
 #include "agents/builtin/TorchCall.h"
 
 #include <algorithm>
@@ -627,13 +628,8 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
   // Other batch sizes run in chunks of the generated rows where the capture found every row
   // computed from itself alone, and the program writes no module state (a chunk at a time would
   // update running statistics once per chunk).
-  bool writesState = false;
-  for (const auto& k : plan.kernels)
-    for (const auto& id : k.writes())
-      if (const TensorInfo* root = graph.viewRoot(*graph.tensor(id)); root->role == "parameter" || root->role == "buffer")
-        writesState = true;
   std::string batch;
-  if (graph.independentRows && !writesState) {
+  if (graph.independentRows && !writesModuleState(graph, plan)) {
     batch = ", batch=" + std::to_string(*graph.independentRows);
     if (plan.rows) batch += ", any_rows=True";  // the program takes the rows of each call (RuntimeRows.h)
     if (speedupEager) {

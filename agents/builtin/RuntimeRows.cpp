@@ -31,14 +31,6 @@ std::string tensorRows(const TensorInfo& f, const TensorInfo& h, int64_t rows, i
   return "";
 }
 
-bool writesModuleState(const Graph& graph, const Plan& plan) {
-  for (const auto& k : plan.kernels)
-    for (const auto& id : k.writes())
-      if (const TensorInfo* root = graph.viewRoot(*graph.tensor(id)); root->role == "parameter" || root->role == "buffer")
-        return true;
-  return false;
-}
-
 // Why kernel `f` is not `h` with its dim 0 scaled, or "" with f.perRow set.
 std::string kernelRows(FusedKernel& f, const FusedKernel& h, int64_t rows, int64_t halfRows) {
   if (f == h) return "";
@@ -100,7 +92,8 @@ std::string kernelRows(FusedKernel& f, const FusedKernel& h, int64_t rows, int64
 // scaled, or "" with its per-row field set.
 std::string libraryRows(LibraryCall& f, const LibraryCall& h, int64_t rows, int64_t halfRows) {
   if (f == h) return "";
-  if (f.kind != h.kind || f.kind == LibraryCall::Kind::Rnn) return "cuDNN's RNN calls take a fixed batch";
+  if (f.kind != h.kind) return "it is another library call at half the rows";
+  if (f.kind == LibraryCall::Kind::Rnn) return "cuDNN's RNN calls take a fixed batch";
   LibraryCall scaled = h;
   if (f.kind == LibraryCall::Kind::Conv) {
     ConvCall& c = scaled.conv;
@@ -161,6 +154,14 @@ std::string analyse(Plan& plan, const Graph& graph, const Plan& half, const Grap
 }
 
 }  // namespace
+
+bool writesModuleState(const Graph& graph, const Plan& plan) {
+  for (const auto& k : plan.kernels)
+    for (const auto& id : k.writes())
+      if (const TensorInfo* root = graph.viewRoot(*graph.tensor(id)); root->role == "parameter" || root->role == "buffer")
+        return true;
+  return false;
+}
 
 bool maySplitRows(const FusedKernel& k) {
   // CudaEmitter's rowSplits(): rows under four per SM of an H100 (132), each at least two chunks of

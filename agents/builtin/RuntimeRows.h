@@ -24,6 +24,10 @@ void makeRowsRuntime(Plan& plan, const Graph& graph, const Plan& half, const Gra
 void planRows(Plan& plan, const Graph& graph, const nlohmann::json& captured, const std::map<int, double>& lineTimesUs,
               const PlannerOptions& options);
 
+// Whether some step of `plan` writes module state (a parameter or buffer, as training-mode batch
+// norm's running statistics): a call on part of the batch would then update it once per part.
+bool writesModuleState(const Graph& graph, const Plan& plan);
+
 // Whether a row-reduction kernel may split its rows over several blocks (few long rows): its
 // partial results are then sized for the captured rows, so its rows stay fixed.
 bool maySplitRows(const FusedKernel& kernel);
