@@ -48,7 +48,7 @@ static cudaStream_t sc_capture = nullptr;
 // A cudaError_t from the launch, or -1 when no graph could be made.
 static int sc_replay(sc_segment* g, const StitchTensor* t, int64_t rows, cudaStream_t stream) {
   for (int i = 0; i < g->count; ++i) {
-    bool same = g->graphs[i].rows == rows;
+    bool same = g->graphs[i].exec && g->graphs[i].rows == rows;
     for (int s = 0; s < g->slots && same; ++s) same = g->graphs[i].ptrs[s] == t[s].data;
     if (same) return (int)cudaGraphLaunch(g->graphs[i].exec, stream);
   }
@@ -65,10 +65,11 @@ static int sc_replay(sc_segment* g, const StitchTensor* t, int64_t rows, cudaStr
     cudaGetLastError();  // a failed capture leaves an error that is not the candidate's
     return -1;
   }
-  sc_graph_entry* e;
-  if (g->count < SC_GRAPHS) {
-    e = &g->graphs[g->count++];
-  } else {
+  sc_graph_entry* e = nullptr;
+  for (int i = 0; i < g->count && !e; ++i)
+    if (!g->graphs[i].exec) e = &g->graphs[i];  // a graph dropped with its row count
+  if (!e && g->count < SC_GRAPHS) e = &g->graphs[g->count++];
+  if (!e) {
     e = &g->graphs[g->oldest];
     g->oldest = (g->oldest + 1) % SC_GRAPHS;
     cudaGraphExecDestroy(e->exec);
@@ -85,9 +86,21 @@ static bool sc_prepared(const sc_segment* g, int64_t rows) {
   return false;
 }
 
+// A library call keeps its prepared state for as many row counts as a segment remembers, and a
+// new count releases the oldest's (its descriptors and buffers, which a graph captured with that
+// count uses): that count's graphs go first.
+static void sc_drop_graphs(sc_segment* g, int64_t rows) {
+  for (int i = 0; i < g->count; ++i)
+    if (g->graphs[i].exec && g->graphs[i].rows == rows) {
+      cudaGraphExecDestroy(g->graphs[i].exec);
+      g->graphs[i].exec = nullptr;
+    }
+}
+
 static int sc_call(sc_segment* g, const StitchTensor* t, int64_t rows, cudaStream_t stream) {
   if (!g->replay) return g->run(t, rows, stream);
   if (!sc_prepared(g, rows)) {
+    if (g->prepared == SC_GRAPHS) sc_drop_graphs(g, g->prepared_rows[g->next_prepared]);
     const int status = g->run(t, rows, stream);
     if (status == 0) {
       g->prepared_rows[g->next_prepared] = rows;

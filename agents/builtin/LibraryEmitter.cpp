@@ -15,7 +15,8 @@ constexpr const char* kCommon = R"(
 // A library call whose rows are the call's (RuntimeRows.h: a GEMM's m or batch count, a
 // convolution's N) keeps a prepared state per row count: each is prepared (its algorithm
 // measured) on the first call with that many rows. A ninth count takes the oldest slot, whose
-// descriptors and buffers `release` frees first.
+// descriptors and buffers `release` frees first. Eight, as many counts as a segment remembers
+// (HostProgram.cpp), which drops the graphs captured with a count before its states go.
 #define SC_ROW_STATES 8
 template <class State>
 struct sc_per_rows {
