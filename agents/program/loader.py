@@ -10,8 +10,8 @@ the same. nvcc is $STITCHCUDA_NVCC, else $CUDA_HOME/bin/nvcc, else nvcc on PATH,
 The model's forward asks `program.route(x=x, ...)` first: "program" where the tensors are those the
 program was generated for, or, for a program that takes the rows of each call (`any_rows`: its kernels
 compute their sizes from the rows given), where they differ from those only in the batch size (dim 0 of
-every input, each the same multiple of the rows); "chunks" where only the batch size differs and the program, generated
-for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
+every input, each the same multiple of the rows); "chunks" where only the batch size differs and the
+program, generated for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
 padded with copies of a row, whose results are dropped) faster than the original would: the chunks' rows
 under the rows given times the program's measured speedup over eager (or, not timed, less than a quarter
 of them padding), warned once; "original" for any other shape, warned once (the forward then runs its
