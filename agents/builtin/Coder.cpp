@@ -96,7 +96,7 @@ struct Layout {
   // carries them in terms of the forward's `rows`.
   std::string shape(const TensorInfo& t) const {
     if (!rows || !rows->perRow.count(t.id)) return tuple(t.shape);
-    std::string s = "(" + rows->sizeText(t.id, t.shape[0]) + ",";
+    std::string s = "(" + rows->sizeText(t.id) + ",";
     for (std::size_t d = 1; d < t.shape.size(); ++d) s += (d > 1 ? ", " : " ") + std::to_string(t.shape[d]);
     return s + ")";
   }
@@ -483,27 +483,23 @@ std::string layoutChecks(const Graph& graph, const Layout& l, std::size_t s, std
     }
     cu << "};\n";
   }
-  if (l.rows && first >= 0) {
-    const std::string f = std::to_string(first);
-    return "      if (t[" + f + "].ndim < 1 || t[" + f + "].sizes[0] < kPerRow" + n + "[" + f + "] || t[" + f +
-           "].sizes[0] % kPerRow" + n + "[" + f + "] != 0)\n"
+  std::string rows, size = "kSizes" + n + "[i][d]";
+  if (first >= 0) {
+    const std::string per = "kPerRow" + n, f = std::to_string(first);
+    rows = "      if (t[" + f + "].ndim < 1 || t[" + f + "].sizes[0] < " + per + "[" + f + "] || t[" + f + "].sizes[0] % " +
+           per + "[" + f + "] != 0)\n"
            "        return (int)cudaErrorInvalidValue;\n"
-           "      rows = t[" + f + "].sizes[0] / kPerRow" + n + "[" + f + "];\n"
-           "      for (int i = 0; i < n; ++i) {\n"
-           "        if (t[i].dtype != kDtype" + n + "[i] || t[i].ndim != kNdim" + n + "[i]) return (int)cudaErrorInvalidValue;\n"
-           "        for (int d = 0; d < t[i].ndim; ++d) {\n"
-           "          const int64_t size = d == 0 && kPerRow" + n + "[i] ? rows * kPerRow" + n + "[i] : kSizes" + n + "[i][d];\n"
-           "          if (t[i].sizes[d] != size || (size != 1 && t[i].strides[d] != kStrides" + n + "[i][d]))\n"
-           "            return (int)cudaErrorInvalidValue;\n"
-           "        }\n"
-           "      }\n";
+           "      rows = t[" + f + "].sizes[0] / " + per + "[" + f + "];\n";
+    size = "d == 0 && " + per + "[i] ? rows * " + per + "[i] : " + size;
   }
-  return "      for (int i = 0; i < n; ++i) {\n"
+  return rows +
+         "      for (int i = 0; i < n; ++i) {\n"
          "        if (t[i].dtype != kDtype" + n + "[i] || t[i].ndim != kNdim" + n + "[i]) return (int)cudaErrorInvalidValue;\n"
-         "        for (int d = 0; d < t[i].ndim; ++d)\n"
-         "          if (t[i].sizes[d] != kSizes" + n + "[i][d] || (kSizes" + n + "[i][d] != 1 && t[i].strides[d] != kStrides" + n +
-         "[i][d]))\n"
+         "        for (int d = 0; d < t[i].ndim; ++d) {\n"
+         "          const int64_t size = " + size + ";\n"
+         "          if (t[i].sizes[d] != size || (size != 1 && t[i].strides[d] != kStrides" + n + "[i][d]))\n"
          "            return (int)cudaErrorInvalidValue;\n"
+         "        }\n"
          "      }\n";
 }
 

@@ -623,6 +623,14 @@ static int sc_conv_fused_run(sc_conv* c, const sc_conv_shape* s, const float* x,
   return (int)cudaGetLastError();
 }
 
+// Frees what the fused bias-activation form holds (its descriptors and folded weights).
+static void sc_conv_fused_release(sc_conv* c) {
+  if (c->folded) cudaFree(c->folded);
+  if (c->bias) cudnnDestroyTensorDescriptor(c->bias);
+  if (c->act) cudnnDestroyActivationDescriptor(c->act);
+  c->folded = nullptr, c->bias = nullptr, c->act = nullptr;
+}
+
 // Keeps the fused form where it measures faster than `*ms` (updated), for a forward convolution
 // in one call (no group split) with an epilogue.
 static void sc_conv_fused_try(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
@@ -649,10 +657,7 @@ static void sc_conv_fused_try(sc_conv* c, const sc_conv_shape* s, const float* x
       return;
     }
   }
-  if (c->folded) cudaFree(c->folded);
-  if (c->bias) cudnnDestroyTensorDescriptor(c->bias);
-  if (c->act) cudnnDestroyActivationDescriptor(c->act);
-  c->folded = nullptr, c->bias = nullptr, c->act = nullptr;
+  sc_conv_fused_release(c);
   cudaGetLastError();
 }
 
@@ -906,9 +911,7 @@ static void sc_conv_release(sc_conv* c) {
   if (c->out) cudnnDestroyTensorDescriptor(c->out);
   if (c->w) cudnnDestroyFilterDescriptor(c->w);
   if (c->conv) cudnnDestroyConvolutionDescriptor(c->conv);
-  if (c->bias) cudnnDestroyTensorDescriptor(c->bias);
-  if (c->act) cudnnDestroyActivationDescriptor(c->act);
-  if (c->folded) cudaFree(c->folded);
+  sc_conv_fused_release(c);
   if (c->x3) sc_conv_x3_release(c->x3);
   *c = sc_conv();
 }

@@ -37,9 +37,8 @@ struct PlannedKernel {
 struct BatchRows {
   int64_t captured = 0;                   // the rows the graph was captured with
   std::map<std::string, int64_t> perRow;  // tensor id -> its dim-0 size per row; absent: fixed size
-  // A tensor's dim-0 size for `rows` rows, as Python source over the name `rows`; its captured
-  // size where it is fixed.
-  std::string sizeText(const std::string& id, int64_t captured) const;
+  // The dim-0 size of tensor `id` (one that carries the rows) as Python source over the name `rows`.
+  std::string sizeText(const std::string& id) const;
 };
 
 struct Plan {

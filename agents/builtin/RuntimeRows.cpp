@@ -198,10 +198,9 @@ void planRows(Plan& plan, const Graph& graph, const nlohmann::json& captured, co
   makeRowsRuntime(plan, graph, makePlan(halfGraph.value(), lineTimesUs, options), halfGraph.value());
 }
 
-std::string BatchRows::sizeText(const std::string& id, int64_t size) const {
-  const auto it = perRow.find(id);
-  if (it == perRow.end()) return std::to_string(size);
-  return it->second == 1 ? "rows" : "rows * " + std::to_string(it->second);
+std::string BatchRows::sizeText(const std::string& id) const {
+  const int64_t per = perRow.at(id);
+  return per == 1 ? "rows" : "rows * " + std::to_string(per);
 }
 
 }  // namespace stitch::agents::builtin

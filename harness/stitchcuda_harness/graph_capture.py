@@ -11,7 +11,7 @@ from typing import Any, Optional
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .errors import from_exception
+from .errors import from_exception, is_out_of_memory
 from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
 from .ground_truth import ROWS_INDEPENDENT_REL
 from .model_source import argument_text, constant_literal, construction_source, python_literal
@@ -220,13 +220,18 @@ def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.T
     try:
         torch.manual_seed(seed)
         again = _record_forward(model, halved, graph, task_file)
-    except Exception:  # recording holds every intermediate: run it again unrecorded (memory), or fail below
+    except Exception as recorded:
+        # A forward that needs the whole batch (a view with the batch size written in) raises again
+        # unrecorded; one out of memory may not, as recording holds every intermediate.
+        cause = recorded.__cause__ or recorded
+        if not is_out_of_memory(cause):
+            return {"size": rows, "rows_independent": False, "why": f"the forward on {half} rows raised {type(cause).__name__}"}
         graph = None
         try:
             torch.manual_seed(seed)
             with torch.no_grad():
                 again = check_tensor_outputs(model(*halved), "", None, "task")
-        except Exception as exc:  # a forward that needs the whole batch (a view with the batch size written in), or memory
+        except Exception as exc:
             return {"size": rows, "rows_independent": False, "why": f"the forward on {half} rows raised {type(exc).__name__}"}
     for i, (whole, part) in enumerate(zip(outputs, again)):
         if tuple(part.shape) != (half, *whole.shape[1:]):
