@@ -21,7 +21,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Protocol
 
 import torch
 
@@ -86,6 +86,18 @@ def _stats(samples: list[float], input_sets: int, method: str, floor_ms: float =
                        statistics.pstdev(s), len(s), input_sets, method, floor_ms, raw)
 
 
+class CallSample(Protocol):
+    """Some timed calls of one function, made by the sample instead of the timer (it keeps their
+    outputs for the verifier to judge): rounds are drawn once the number of rounds is known, and
+    those calls' samples are left out of the function's statistics (what the sample adds to them,
+    a copy of the outputs, is not the function's time)."""
+    name: str  # the function sampled
+
+    def rounds(self, iterations: int) -> set[int]: ...
+
+    def call(self, fn: Callable[..., Any], args: list[Any], round_index: int, input_set: int) -> None: ...
+
+
 def round_order(names: list[str], i: int) -> list[str]:
     """Round i starts at the i-th function: each runs first, and right after the flush of its
     own L2 and the previous function's work, equally often."""
@@ -117,14 +129,15 @@ class Timer:
         """Time `fn(*inputs)` rotating over `input_sets`."""
         return self.measure_side_by_side({"fn": fn}, input_sets)["fn"]
 
-    def measure_side_by_side(self, fns: dict[str, Callable[..., Any]],
-                             input_sets: list[list[Any]]) -> dict[str, TimingStats]:
+    def measure_side_by_side(self, fns: dict[str, Callable[..., Any]], input_sets: list[list[Any]],
+                             sample: Optional[CallSample] = None) -> dict[str, TimingStats]:
         """Time each of `fns` on the same inputs, interleaved round by round with each other and
-        with a function that does nothing (the floor)."""
+        with a function that does nothing (the floor); `sample` makes some timed calls of one of them."""
         cfg = self.config
         with _no_grad():
             if self.device.type != "cuda":
-                return {name: self._measure_cpu(fn, input_sets) for name, fn in fns.items()}
+                return {name: self._measure_cpu(fn, input_sets, sample if sample and sample.name == name else None)
+                        for name, fn in fns.items()}
             n = len(input_sets)
             t0 = _perf_counter()
             for i in range(max(1, cfg.warmup)):
@@ -135,7 +148,10 @@ class Timer:
             budget = cfg.max_seconds * len(fns)
             iters = max(cfg.min_iterations, min(cfg.iterations, int(budget / max(per_round, 1e-6))))
             named = {_FLOOR: (lambda: None, [[]]), **{name: (fn, input_sets) for name, fn in fns.items()}}
-            samples = self._rounds(named, iters)
+            picked = sample.rounds(iters) if sample else set()
+            samples = self._rounds(named, iters, sample, picked)
+            if sample:
+                samples[sample.name] = [x for i, x in enumerate(samples[sample.name]) if i not in picked]
         floor = statistics.median(samples.pop(_FLOOR))
         method = ("cuda_events_device_sync_l2_flush" if self._flush_buffer is not None else "cuda_events_device_sync") + \
             "_minus_floor_interleaved"
@@ -146,9 +162,10 @@ class Timer:
         with _no_grad():
             return statistics.median(self._rounds({_FLOOR: (lambda: None, [[]])}, 100)[_FLOOR])
 
-    def _rounds(self, named: dict[str, tuple[Callable[..., Any], list[list[Any]]]], iters: int) -> dict[str, list[float]]:
+    def _rounds(self, named: dict[str, tuple[Callable[..., Any], list[list[Any]]]], iters: int,
+                sample: Optional[CallSample] = None, picked: frozenset[int] | set[int] = frozenset()) -> dict[str, list[float]]:
         """`iters` rounds; round i runs every function once, starting at the i-th (mod count), on
-        its i-th input set."""
+        its i-th input set; in the `picked` rounds the sample makes its function's call."""
         names = list(named)
         pairs = {name: [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(iters)] for name in names}
         for i in range(iters):
@@ -157,13 +174,16 @@ class Timer:
                 start, end = pairs[name][i]
                 self._flush()
                 _event_record(start)
-                fn(*sets[i % len(sets)])
+                if sample is not None and i in picked and name == sample.name:
+                    sample.call(fn, sets[i % len(sets)], i, i % len(sets))
+                else:
+                    fn(*sets[i % len(sets)])
                 _synchronize()  # device-wide: side-stream work finishes inside the timed region
                 _event_record(end)
         _synchronize()
         return {name: [_event_elapsed(s, e) for s, e in pairs[name]] for name in names}
 
-    def _measure_cpu(self, fn: Callable[..., Any], input_sets: list[list[Any]]) -> TimingStats:
+    def _measure_cpu(self, fn: Callable[..., Any], input_sets: list[list[Any]], sample: Optional[CallSample] = None) -> TimingStats:
         cfg = self.config
         n = len(input_sets)
         t0 = _perf_counter()
@@ -171,9 +191,13 @@ class Timer:
             fn(*input_sets[i % n])
         per_iter = (_perf_counter() - t0) / max(1, cfg.warmup)
         iters = max(cfg.min_iterations, min(cfg.iterations, int(cfg.max_seconds / max(per_iter, 1e-6))))
+        picked = sample.rounds(iters) if sample else set()
         samples = []
         for i in range(iters):
             s = _perf_counter()
+            if sample is not None and i in picked:
+                sample.call(fn, input_sets[i % n], i, i % n)
+                continue
             fn(*input_sets[i % n])
             samples.append((_perf_counter() - s) * 1e3)
         return _stats(samples, n, "cpu_perf_counter")

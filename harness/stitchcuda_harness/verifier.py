@@ -37,6 +37,7 @@ from .runtime_guards import (ComputeRecorder, StateSnapshot, ThreadWatch, alias_
 from .static_guards import StaticContext, reference_runs_in_tf32, scan_candidate
 from .task_loader import Task, check_tensor_outputs, load_task
 from .tensor_specs import clone_values, dtype_name
+from .timed_calls import TimedCalls
 from .timer import Timer, measure_bandwidth_gbps
 from .tolerance import compare, compare_with_truth, summary, tensors_equal, tolerance_for
 from .trial_inputs import poison_allocator, poison_tensors, redistribute
@@ -85,6 +86,7 @@ class Verification:
         self._on_device = True        # whether the candidate's kept outputs stay on the device (else the CPU)
         self._small = True            # trials small against free memory: the reference gets a clone, truth on trial 0
         self._cand_outs: list[list[torch.Tensor]] = []  # the candidate's outputs of trials 0 and 1
+        self._out_specs: list[tuple[list[int], torch.dtype]] = []  # the reference's outputs: shapes and dtypes
         self._truth: Optional[GroundTruth] = None
 
     # helpers -----------------------------------------------------------------------------
@@ -416,6 +418,7 @@ class Verification:
                 inputs = given = None  # one trial's tensors alive at a time
             if self._truth is not None:
                 self._truth.release()
+        self._out_specs = specs
         get_inputs_trials = [t for t in self.verdict.trials if t["distribution"] == "get_inputs"]
         self.verdict.kernelbench_strict = all(t["outputs"] and all(o["kernelbench_strict"] for o in t["outputs"])
                                               for t in get_inputs_trials)
@@ -655,16 +658,18 @@ class Verification:
 
     def _timing(self) -> None:
         with self._stage("timing"), self._candidate_runs():
-            self._time()
+            sample, sets = self._time()
+        self._judge_timed_calls(sample, sets)
 
-    def _time(self) -> None:
+    def _time(self) -> tuple[TimedCalls, list[list[Any]]]:
         cfg = self.config
         timer = Timer(self.device, cfg.timer)
         sets = baseline.input_sets(self.task, self.device, cfg.seed, self._input_sets())
+        sample = TimedCalls("candidate", self._out_specs, self.device)
         try:
             # Eager beside the candidate, round by round: the ratio then compares work, not the
             # drift of the GPU and host between this measurement and the cached baseline.
-            stats = timer.measure_side_by_side({"eager": self.ref_model, "candidate": self.model}, sets)
+            stats = timer.measure_side_by_side({"eager": self.ref_model, "candidate": self.model}, sets, sample)
         except Exception as exc:
             self._candidate_error("candidate_runtime_error", exc, "ModelNew.forward (timing)")
         self._guard("during timing")
@@ -682,6 +687,28 @@ class Verification:
         timing["roofline"] = self._roofline(sets[0], cand.median_ms)
         timing["input_sets"] = len(sets)
         self.verdict.timing = timing
+        return sample, sets
+
+    def _judge_timed_calls(self, sample: TimedCalls, sets: list[list[Any]]) -> None:
+        """The timed calls the sample made, each against the reference on the same input set by the
+        trials' rules, as one more trial each: a candidate right only outside the timing loop fails."""
+        if sample.skipped:
+            self.verdict.skipped_checks["timed_outputs"] = sample.skipped
+        with self._stage("timed_outputs"):
+            for call in sample.calls:
+                where = f"timed call {call.round_index + 1} of {sample.iterations}, on timing's input set {call.input_set}"
+                try:
+                    outs = check_tensor_outputs(call.outputs, self.files.python if self.files else "", None, "candidate")
+                except HarnessError as err:
+                    self.verdict.add(Finding("output_structure", f"{where}: {err.message}", "runtime", err.file, err.line))
+                    continue
+                inputs = sets[call.input_set]
+                refs = self.task.forward(self.ref_model, clone_values(inputs))
+                self.verdict.trials.append(self._compare(outs, refs, len(self.verdict.trials), self.config.seed + 1000 + call.input_set,
+                                                         where, lambda: inputs))
+                poison_tensors(refs)
+                del outs, refs
+            sample.calls.clear()
 
     def _fetch_baseline(self) -> dict[str, Any]:
         cfg = self.config

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 import unittest
@@ -31,8 +32,10 @@ class VerifyCpuTest(unittest.TestCase):
     def test_honest_host_candidate_passes_with_timing(self) -> None:
         v = run(SMALL, os.path.join(HERE, "honest", "host_elementwise"), timing=True, compileBaseline=False, timer={"maxSeconds": 0.05})
         self.assertTrue(v["passed"], v["findings"])
-        self.assertEqual(len(v["trials"]), 6)
-        self.assertEqual(v["trials"][-1]["distribution"], "randn*3+0.5")
+        # Six trials, then two of the timed calls judged as trials too.
+        self.assertEqual(len(v["trials"]), 8)
+        self.assertEqual(v["trials"][5]["distribution"], "randn*3+0.5")
+        self.assertTrue(all("timed call" in t["distribution"] and t["passed"] for t in v["trials"][6:]), v["trials"][6:])
         self.assertEqual((v["tolerance"]["atol"], v["tolerance"]["rtol"]), (1e-4, 1e-4))
         t = v["timing"]
         self.assertGreater(t["candidate"]["median_ms"], 0)
@@ -42,6 +45,21 @@ class VerifyCpuTest(unittest.TestCase):
         self.assertAlmostEqual(t["speedup_vs_eager"], t["eager"]["median_ms"] / t["candidate"]["median_ms"])
         self.assertIsNone(t["speedup_vs_compile"])  # compileBaseline=False
         self.assertLess(v["ground_truth"]["candidate_max_abs_err"][0], 1e-5)
+
+    @unittest.skipIf(find_nvcc() is None, "nvcc not installed")
+    def test_a_candidate_wrong_only_in_the_timing_loop_fails_a_correctness_check(self) -> None:
+        # The adversarial suite's call counter, over the host-side kernel CPU tests build.
+        folder = tempfile.mkdtemp(prefix="stitch-counts-calls-")
+        self.addCleanup(shutil.rmtree, folder)
+        shutil.copy(os.path.join(HERE, "honest", "host_elementwise", "candidate.cu"), folder)
+        shutil.copy(os.path.join(HERE, "adversarial", "counts_calls.py"), os.path.join(folder, "model_new.py"))
+        v = run(SMALL, folder, timing=True, compileBaseline=False, timer={"maxSeconds": 0.05})
+        self.assertFalse(v["passed"])
+        self.assertEqual(set(v["failed_checks"]), {"output_mismatch"}, v["findings"])
+        self.assertTrue(all(t["passed"] for t in v["trials"][:6]))  # right for every correctness trial
+        timed = [f["message"] for f in v["findings"] if f["check"] == "output_mismatch"]
+        self.assertTrue(timed and all("timed call" in m for m in timed), timed)
+        self.assertIn("timing", v)
 
     def test_cpu_runnable_cheats_are_rejected_for_the_right_reason(self) -> None:
         with open(os.path.join(HERE, "adversarial", "manifest.json")) as f:
