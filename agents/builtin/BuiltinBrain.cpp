@@ -1,6 +1,6 @@
 // The built-in brain; see BuiltinBrain.h.
 #include "agents/builtin/BuiltinBrain.h"
-#include "agents/builtin/RuntimeRows.h"
+#include "agents/builtin/MemoryFormat.h"
 
 #include <algorithm>
 #include <fstream>
@@ -49,7 +49,6 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
     out.reason = g.error().message;
     return out;
   }
-  graph_ = std::move(g).value();
   PlannerOptions options;
   options.fuse = !replan;
   const auto& allowed = request.options.allowPrecision;
@@ -62,11 +61,17 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
     options.matmulTf32 = facts.precision->matmulTf32;
     options.precisionWhy = PrecisionWhy::Eager;
   }
+  options.layout = request.options.layout == "nchw"            ? LayoutMode::Nchw
+                   : request.options.layout == "channels_last" ? LayoutMode::ChannelsLast
+                                                               : LayoutMode::Auto;
   replanned_ = replan;
   tried_.clear();
   lastPick_.reset();
-  plan_ = makePlan(*graph_, facts.lineTimesUs, options);
-  planRows(plan_, *graph_, facts.graph, facts.lineTimesUs, options);
+  // The layout pass adds conversions to the graph the program is made from; coverage counts the
+  // user's operators.
+  auto laid = planLaidOut(g.value(), facts.graph, facts.lineTimesUs, options);
+  graph_ = std::move(laid.graph);
+  plan_ = std::move(laid.plan);
   for (std::size_t i : plan_.priority) {
     const PlannedKernel& k = plan_.kernels[i];
     protocol::PlanTask t;
@@ -88,7 +93,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   for (const auto& u : plan_.uncovered)
     out.plan.uncovered.push_back(shortOp(u.op) + (u.source ? " (line " + std::to_string(u.source->line) + ")" : "") +
                                  ": " + u.reason);
-  out.plan.coverage = planCoverage(*graph_, plan_, facts.lineTimesUs);
+  out.plan.coverage = planCoverage(g.value(), plan_, facts.lineTimesUs);
   if (plan_.kernels.empty()) {
     out.reason = "no operator of this forward has a generated kernel";
     return out;

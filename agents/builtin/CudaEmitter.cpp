@@ -247,32 +247,39 @@ private:
       const PoolSpec& p = v.pool;
       const std::size_t r = p.kernel.size(), rank = k_.shape.size(), lead = rank - r;
       const bool weighted = p.weights >= 0;
+      // Window dim j is iteration dim windowDim(j): the trailing ones unless the spec says.
+      auto windowDim = [&](std::size_t j) { return p.windowDims.empty() ? lead + j : static_cast<std::size_t>(p.windowDims[j]); };
+      auto windowOf = [&](std::size_t d) {
+        for (std::size_t j = 0; j < r; ++j)
+          if (windowDim(j) == d) return static_cast<int>(j);
+        return -1;
+      };
       const std::vector<int> reads = windowReads(v);
       o << "__device__ __forceinline__ float " << name_ << "_pool" << id << "(";
       for (int i : reads) o << "const " << ctype(k_.inputs[i].dtype) << "* __restrict__ " << in(i) << ", ";
       o << (weighted ? "const float* __restrict__ wgt, " : "") << "int64_t lin) {\n"
         << "  int64_t rest = lin;\n";
-      for (std::size_t j = r; j-- > 0;) {
-        const int64_t size = k_.shape[lead + j];
-        o << "  const int64_t o" << j << " = rest % " << i64(size) << ";\n  rest /= " << i64(size) << ";\n";
-      }
-      for (std::size_t d = lead; d-- > 0;) {
-        if (d == 0) o << "  const int64_t c0 = rest;\n";
-        else o << "  const int64_t c" << d << " = rest % " << i64(k_.shape[d]) << ";\n  rest /= " << i64(k_.shape[d]) << ";\n";
+      // Each dim's coordinate, the last first: a window dim's is its output position oJ, another's cD.
+      for (std::size_t d = rank; d-- > 0;) {
+        const int j = windowOf(d);
+        const int64_t size = k_.shape[d];
+        if (j >= 0) o << "  const int64_t o" << j << " = rest % " << i64(size) << ";\n  rest /= " << i64(size) << ";\n";
+        else if (d == 0) o << "  const int64_t c0 = rest;\n";
+        else o << "  const int64_t c" << d << " = rest % " << i64(size) << ";\n  rest /= " << i64(size) << ";\n";
       }
       o << "  (void)rest;\n";
       for (int i : reads) {
         const KernelInput& input = k_.inputs[i];
         o << "  const int64_t b" << i << " = " << i64(input.offset);
-        for (std::size_t d = 0; d < lead; ++d)
-          if (input.strides[d] != 0) o << " + c" << d << " * " << i64(input.strides[d]);
+        for (std::size_t d = 0; d < rank; ++d)
+          if (windowOf(d) < 0 && input.strides[d] != 0) o << " + c" << d << " * " << i64(input.strides[d]);
         o << ";\n";
       }
       auto at = [&](int i) {
         std::string idx = "b" + std::to_string(i);
         for (std::size_t j = 0; j < r; ++j)
-          if (k_.inputs[i].strides[lead + j] != 0)
-            idx += " + i" + std::to_string(j) + " * " + i64(k_.inputs[i].strides[lead + j]);
+          if (k_.inputs[i].strides[windowDim(j)] != 0)
+            idx += " + i" + std::to_string(j) + " * " + i64(k_.inputs[i].strides[windowDim(j)]);
         const std::string load = in(i) + "[" + idx + "]";
         return floatInput(i) ? load : "(float)" + load;
       };
@@ -312,7 +319,7 @@ private:
         }
         if (weighted) {
           const KernelInput& w = k_.inputs[p.weights];
-          std::string widx = i64(w.offset) + " + c1 * " + i64(p.weightStrides[0]);
+          std::string widx = i64(w.offset) + " + c" + std::to_string(p.channelDim) + " * " + i64(p.weightStrides[0]);
           for (std::size_t j = 0; j < r; ++j) widx += " + k" + std::to_string(j) + " * " + i64(p.weightStrides[1 + j]);
           const std::string e = element(ind);
           o << ind << "sum += " << e << " * wgt[" << widx << "];\n";

@@ -17,7 +17,8 @@ int64_t product(const std::vector<int64_t>& shape, int begin, int end) {
 bool PoolSpec::operator==(const PoolSpec& o) const {
   return max == o.max && weights == o.weights && weightStrides == o.weightStrides && inSize == o.inSize &&
          kernel == o.kernel && stride == o.stride && padding == o.padding && dilation == o.dilation &&
-         countIncludePad == o.countIncludePad && divisorOverride == o.divisorOverride && prologue == o.prologue;
+         countIncludePad == o.countIncludePad && divisorOverride == o.divisorOverride && prologue == o.prologue &&
+         windowDims == o.windowDims && channelDim == o.channelDim;
 }
 
 int64_t FusedKernel::numel() const { return product(shape, 0, static_cast<int>(shape.size())); }

@@ -46,6 +46,10 @@ struct PoolSpec {
   bool countIncludePad = true;
   int64_t divisorOverride = 0;  // 0: none
   std::vector<KernelValue> prologue;
+  // The iteration dims the window slides over, in order, where they are not the trailing ones (a
+  // channels-last iteration order, MemoryFormat.h), and the channel's dim (the weights' row).
+  std::vector<int> windowDims;
+  int channelDim = 1;
   bool operator==(const PoolSpec&) const;  // defined where KernelValue is complete
 };
 

@@ -2,6 +2,7 @@
 // failed ("nodes[3].inputs[1]") so a harness change is found at once.
 #include "agents/builtin/GraphIR.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <stdexcept>
@@ -201,6 +202,17 @@ bool Graph::reaches(const std::string& id, const std::string& target) const {
   for (const TensorInfo* t = tensor(id); t; t = t->viewOf ? tensor(*t->viewOf) : nullptr)
     if (t->id == target) return true;
   return false;
+}
+
+void Graph::addTensor(TensorInfo t) {
+  tensorIndex_.emplace(t.id, tensors.size());
+  tensors.push_back(std::move(t));
+}
+
+void Graph::insertNode(std::size_t position, Node n) {
+  nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(std::min(position, nodes.size())), std::move(n));
+  nodeIndex_.clear();
+  for (std::size_t i = 0; i < nodes.size(); ++i) nodeIndex_.emplace(nodes[i].id, i);
 }
 
 Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -94,6 +95,15 @@ struct Construction {
   std::string body;
 };
 
+// The memory format the planner chose for the graph's tensors (MemoryFormat.h): those it gave
+// channels-last strides (its conversions included), and why, for the plan's text. Empty: every
+// tensor keeps the layout it was captured with.
+struct LayoutChoice {
+  std::set<std::string> channelsLast;
+  std::string why;
+  bool operator==(const LayoutChoice&) const = default;
+};
+
 struct Graph {
   std::string task;
   std::string device;
@@ -108,6 +118,7 @@ struct Graph {
   // dim 0's size where every tensor input and output has it and the capture's batch probe found
   // each row computed from that row alone: a program for these rows serves others in chunks.
   std::optional<int64_t> independentRows;
+  LayoutChoice layout;
 
   const TensorInfo* tensor(const std::string& id) const;
   const Node* node(int id) const;
@@ -119,6 +130,10 @@ struct Graph {
   const TensorInfo* viewRoot(const TensorInfo& t) const;
   // Whether `id` is `target` or a view of it (anywhere along its view chain).
   bool reaches(const std::string& id, const std::string& target) const;
+  // A tensor the host adds (a layout conversion's result); its id must be new.
+  void addTensor(TensorInfo t);
+  // A node the host adds, run before the node at `position` of `nodes`; its id must be new.
+  void insertNode(std::size_t position, Node n);
 
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);

@@ -1,6 +1,7 @@
 // Matching library calls and folding epilogues; see LibraryCall.h.
 #include "agents/builtin/LibraryCall.h"
 
+#include "agents/builtin/MemoryFormat.h"
 #include "agents/builtin/NodeArgs.h"
 
 #include <optional>
@@ -111,8 +112,11 @@ Outcome<LibraryCall> matchConv(const Graph& g, const Node& node) {
   if (x->shape.size() < 3 || x->shape.size() > 5 || wt->shape.size() != x->shape.size() ||
       out->shape.size() != x->shape.size())
     return Failure{node.where() + ": convolutions of 1 to 3 spatial dims with a batch dim are generated"};
-  for (const TensorInfo* t : {x, wt})
-    if (!t->contiguous()) return Failure{node.where() + ": " + t->id + " is not contiguous (channels-last is not generated)"};
+  cv.channelsLast = isChannelsLast(*x) && isChannelsLast(*wt) && isChannelsLast(*out) &&
+                    !(x->contiguous() && wt->contiguous() && out->contiguous());
+  for (const TensorInfo* t : {x, wt, out})
+    if (!t->contiguous() && !cv.channelsLast)
+      return Failure{node.where() + ": " + t->id + " is neither contiguous nor, with the other operands, channels-last"};
   auto rx = abiTensor(g, x->id, node);
   if (!rx) return rx.error();
   auto rw = abiTensor(g, wt->id, node);
@@ -470,7 +474,7 @@ const char* RnnCall::modeName() const {
 }
 
 int directConvTile(const ConvCall& c) {
-  if (c.transposed || c.inShape.size() < 3 || c.inShape.size() > 4 || c.groups < 1) return 0;
+  if (c.transposed || c.channelsLast || c.inShape.size() < 3 || c.inShape.size() > 4 || c.groups < 1) return 0;
   const int64_t cin = c.inShape[1] / c.groups, cout = c.outShape[1] / c.groups;
   int64_t taps = cin, positions = 1;
   for (std::size_t d = 2; d < c.weightShape.size(); ++d) taps *= c.weightShape[d];
@@ -482,7 +486,7 @@ int directConvTile(const ConvCall& c) {
 }
 
 bool pointwiseGemm(const ConvCall& c) {
-  if (c.transposed || c.groups != 1 || c.inShape.size() < 3 || c.inputOffset != 0 || c.weightOffset != 0) return false;
+  if (c.transposed || c.channelsLast || c.groups != 1 || c.inShape.size() < 3 || c.inputOffset != 0 || c.weightOffset != 0) return false;
   for (std::size_t d = 2; d < c.weightShape.size(); ++d)
     if (c.weightShape[d] != 1) return false;
   for (int64_t s : c.stride)
@@ -535,6 +539,7 @@ std::string LibraryCall::describe() const {
     std::string s = std::string("cuDNN ") + (conv.transposed ? "transposed " : "") + "convolution " +
                     std::to_string(spatial) + "-D " + dims(conv.inShape) + " * " + dims(conv.weightShape);
     if (conv.groups > 1) s += ", groups " + std::to_string(conv.groups);
+    if (conv.channelsLast) s += ", channels-last (NHWC activations, a KRSC copy of the filter)";
     // The generated alternative to cuDNN, as the emitter picks it: a pointwise convolution's GEMM
     // takes the place of the direct kernel.
     const bool pointwise = pointwiseGemm(conv);

@@ -57,7 +57,7 @@ struct ConvEpilogue {
 
 struct ConvCall {
   bool transposed = false;
-  std::string input, weight, output;  // ABI tensors; input and weight are read contiguous
+  std::string input, weight, output;  // ABI tensors; input and weight are read contiguous, or all channels-last
   int64_t inputOffset = 0, weightOffset = 0;
   std::vector<int64_t> inShape, weightShape, outShape;  // N, C, spatial... as PyTorch has them
   std::vector<int64_t> stride, padding, dilation;
@@ -71,6 +71,10 @@ struct ConvCall {
   // The batch as a run-time parameter (RuntimeRows.h): N (inShape[0], outShape[0]) is this many
   // times the rows a call is given; 0 where fixed.
   int64_t nPerRow = 0;
+  // Input, output and filter are channels-last (NHWC / NDHWC; the filter KRSC), as the layout pass
+  // chose (MemoryFormat.h): cuDNN is told so, and the NCHW alternatives (the direct kernel, the
+  // pointwise GEMM) are not measured.
+  bool channelsLast = false;
   bool operator==(const ConvCall&) const = default;
 };
 

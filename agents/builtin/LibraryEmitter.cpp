@@ -543,13 +543,23 @@ struct sc_conv_shape {
   // descriptor has it) and its tensor-op math (the math type cuDNN's tensor-core algorithms
   // report): written only in the shapes, so a candidate names TF32 math only where a call uses it.
   cudnnMathType_t math[2];
+  // Input, output and filter are channels-last (NHWC / NDHWC, the filter KRSC): ConvCall::channelsLast.
+  int channels_last;
 };
 
-// A descriptor of `dims` inside a contiguous tensor of `whole` (the same but for channels).
-static int sc_tensor(cudnnTensorDescriptor_t* d, int nd, const int* dims, const int* whole) {
+// A descriptor of `dims` inside a dense tensor of `whole` (the same but for channels), NCHW or,
+// with `channels_last`, channels innermost.
+static int sc_tensor(cudnnTensorDescriptor_t* d, int nd, const int* dims, const int* whole, int channels_last) {
   int strides[5];
-  strides[nd - 1] = 1;
-  for (int i = nd - 1; i > 0; --i) strides[i - 1] = strides[i] * whole[i];
+  if (channels_last) {
+    strides[1] = 1;
+    int step = whole[1];
+    for (int i = nd - 1; i > 1; --i) strides[i] = step, step *= whole[i];
+    strides[0] = step;
+  } else {
+    strides[nd - 1] = 1;
+    for (int i = nd - 1; i > 0; --i) strides[i - 1] = strides[i] * whole[i];
+  }
   SC_DNN(cudnnCreateTensorDescriptor(d));
   SC_DNN(cudnnSetTensorNdDescriptor(*d, CUDNN_DATA_FLOAT, nd, dims, strides));
   return 0;
@@ -839,10 +849,12 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   out_slice[1] /= s->split;
   w_slice[0] /= s->split;
   int st;
-  if ((st = sc_tensor(&c->in, s->nd, in_slice, s->in)) != 0 || (st = sc_tensor(&c->out, s->nd, out_slice, s->out)) != 0)
+  if ((st = sc_tensor(&c->in, s->nd, in_slice, s->in, s->channels_last)) != 0 ||
+      (st = sc_tensor(&c->out, s->nd, out_slice, s->out, s->channels_last)) != 0)
     return st;
   SC_DNN(cudnnCreateFilterDescriptor(&c->w));
-  SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->nd, w_slice));
+  SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, s->channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                    s->nd, w_slice));
   if ((st = sc_conv_desc(&c->conv, s, s->math[0])) != 0) return st;
   float dnn_ms = 0.0f;  // cuDNN's time for the algorithm chosen
   bool found = sc_conv_choose(c, s, c->conv, x, w, y, &c->algo, &c->workspace, &dnn_ms, stream);
@@ -1494,7 +1506,8 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       << ", " << ints(out, 5) << ", " << ints(spatial2d(c.padding, oneD, 0), 3) << ", "
       << ints(spatial2d(c.stride, oneD, 1), 3) << ", " << ints(spatial2d(c.dilation, oneD, 1), 3) << ", " << c.groups
       << ", " << (c.transposed ? 1 : 0) << ", " << groupCalls(c) << ", "
-      << (c.tf32 ? "{CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}" : "{CUDNN_FMA_MATH, CUDNN_FMA_MATH}") << "};\n"
+      << (c.tf32 ? "{CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}" : "{CUDNN_FMA_MATH, CUDNN_FMA_MATH}")
+      << (c.channelsLast ? ", 1" : "") << "};\n"
       << "static int launch_" << name << "(const StitchTensor* t, int64_t" << (rows ? " rows" : "")
       << ", cudaStream_t stream) {\n";
     if (rows)

@@ -9,6 +9,7 @@
 #include "agents/builtin/Concatenation.h"
 #include "agents/builtin/CudaEmitter.h"
 #include "agents/builtin/KernelBuilder.h"
+#include "agents/builtin/MemoryFormat.h"
 #include "agents/builtin/NodeArgs.h"
 
 #include <algorithm>
@@ -132,6 +133,10 @@ private:
   // no pass of its own when cuDNN runs the convolution.
   bool foldIntoLibrary(const Node& n) {
     if (!options_.fuse || !onlyViewsOpen() || library_->kind == LibraryCall::Kind::Rnn) return false;
+    // A channels-last convolution's tail runs in the generated kernel that reads its output
+    // coalesced: the convolution's own epilogue forms (the direct kernel, the pass after cuDNN)
+    // index NCHW.
+    if (library_->kind == LibraryCall::Kind::Conv && library_->conv.channelsLast) return false;
     if (consumedOutside(library_->output(), {n.id})) return false;
     if (library_->kind == LibraryCall::Kind::Conv && !tailEndsInEpilogue(n)) return false;
     LibraryCall folded = *library_;
@@ -379,6 +384,7 @@ private:
     p.technique = call.describe();
     if (options_.tensorCores && !call.tf32() && call.kind != LibraryCall::Kind::Rnn)
       p.technique += "; its fp32-accurate 3xTF32 form on tensor cores where measured faster (the job allows TF32)";
+    if (call.kind == LibraryCall::Kind::Conv) p.technique += "; layout: " + convolutionLayout(call);
     p.library = std::move(call);
     return p;
   }
@@ -398,14 +404,40 @@ private:
     return bytes;
   }
 
+  // Which layout a convolution runs in, and why (MemoryFormat.h).
+  std::string convolutionLayout(const LibraryCall& call) const {
+    if (call.conv.channelsLast) return graph_.layout.why;
+    const Node* n = call.nodeIds.empty() ? nullptr : graph_.node(call.nodeIds.front());
+    const std::string why = n ? whyNotChannelsLast(graph_, *n, options_) : "";
+    return "NCHW, " + (why.empty() ? std::string("as channels-last would only add copies here (its input or output is "
+                                                 "the forward's or read where NCHW is needed, or it is a lone "
+                                                 "convolution, whose input copy is not known to pay)")
+                                   : why);
+  }
+
+  // Which layout a generated kernel runs in, where the graph has a channels-last region.
+  std::string kernelLayout(const FusedKernel& before, const FusedKernel& after) const {
+    const auto& cl = graph_.layout.channelsLast;
+    bool touches = false;
+    for (const auto& in : after.inputs) touches = touches || cl.count(in.tensorId);
+    for (const auto& out : after.outputs) touches = touches || cl.count(out.tensorId);
+    if (!touches) return "NCHW, outside the channels-last region";
+    if (!(before == after))
+      return "channels-last: iterates in NHWC order, channels innermost, so neighbouring threads touch neighbouring "
+             "channels (" + graph_.layout.why + ")";
+    return "channels-last tensors read and written through their strides (" + graph_.layout.why + ")";
+  }
+
   PlannedKernel describe(FusedKernel k) {
     PlannedKernel p;
     p.id = "k" + std::to_string(plan_.kernels.size());
     const std::size_t ops = account(p, k.nodeIds);
-    p.floorBytes = floorBytesOf(k);
+    FusedKernel ordered = inMemoryOrder(k, graph_);
+    p.floorBytes = floorBytesOf(ordered);
     p.expectedGainPct = gainPct(p);
-    p.technique = techniqueOf(k, ops);
-    p.kernel = std::move(k);
+    p.technique = techniqueOf(ordered, ops);
+    if (!graph_.layout.channelsLast.empty()) p.technique += "; layout: " + kernelLayout(k, ordered);
+    p.kernel = std::move(ordered);
     return p;
   }
 

@@ -57,6 +57,10 @@ struct Plan {
   bool toExactFp32();
 };
 
+// The memory format of a convolution network's activations (MemoryFormat.h): the planner's choice,
+// or NCHW / channels-last as a job asks, so that one run can measure both on the same problems.
+enum class LayoutMode { Auto, Nchw, ChannelsLast };
+
 struct PlannerOptions {
   bool fuse = true;  // false: one kernel per operator and no library epilogues (the REPLAN fallback)
   // The job allows TF32: each library call also measures its 3xTF32 form (see LibraryEmitter.h).
@@ -69,6 +73,7 @@ struct PlannerOptions {
   // Why, for the techniques: Eager (the flags are the reference's), JobFp32 (--precision fp32,
   // both off), Unstated (eager's flags unknown).
   PrecisionWhy precisionWhy = PrecisionWhy::Unstated;
+  LayoutMode layout = LayoutMode::Auto;
 };
 
 // How much of the forward the plan's compiled steps cover: computing operators (views and

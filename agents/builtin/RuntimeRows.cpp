@@ -1,6 +1,8 @@
 // Which numbers of a plan scale with the batch; see RuntimeRows.h.
 #include "agents/builtin/RuntimeRows.h"
 
+#include "agents/builtin/MemoryFormat.h"
+
 #include <algorithm>
 
 namespace stitch::agents::builtin {
@@ -195,7 +197,9 @@ void planRows(Plan& plan, const Graph& graph, const nlohmann::json& captured, co
     plan.fixedRowsWhy = "the capture at half the rows: " + halfGraph.error().message;
     return;
   }
-  makeRowsRuntime(plan, graph, makePlan(halfGraph.value(), lineTimesUs, options), halfGraph.value());
+  // Laid out as `graph` was: the layout pass's choice depends on the operators, not the rows.
+  const Graph half = graph.layout.channelsLast.empty() ? halfGraph.value() : layOut(halfGraph.value(), options);
+  makeRowsRuntime(plan, graph, makePlan(half, lineTimesUs, options), half);
 }
 
 std::string BatchRows::sizeText(const std::string& id) const {

@@ -1,6 +1,7 @@
 // Loading of the graph fixtures; see FixtureGraphs.h.
 #include "FixtureGraphs.h"
 
+#include "agents/builtin/MemoryFormat.h"
 #include "agents/builtin/RuntimeRows.h"
 
 #include <algorithm>
@@ -52,6 +53,14 @@ Outcome<Plan> fixturePlan(const std::string& name, const Graph& graph, PlannerOp
   return plan;
 }
 
+Outcome<LaidOutPlan> fixtureLaidOut(const std::string& name, PlannerOptions options) {
+  auto j = fixtureJson(name);
+  if (!j) return j.error();
+  auto g = parseGraph(normalizeGraph(j.value()));
+  if (!g) return g.error();
+  return planLaidOut(g.value(), j.value(), {}, options);
+}
+
 Outcome<ForwardSource> fixtureForward(const Graph& graph) {
   const std::string text = readFile(sourceDir() / graph.task);
   if (text.empty()) return Failure{graph.task + ": missing task file"};
@@ -59,13 +68,11 @@ Outcome<ForwardSource> fixtureForward(const Graph& graph) {
 }
 
 Outcome<CandidateSource> fixtureCandidate(const std::string& name, PlannerOptions options) {
-  auto g = loadFixture(name);
-  if (!g) return g.error();
-  auto f = fixtureForward(g.value());
+  auto laid = fixtureLaidOut(name, options);
+  if (!laid) return laid.error();
+  auto f = fixtureForward(laid.value().graph);
   if (!f) return f.error();
-  auto plan = fixturePlan(name, g.value(), options);
-  if (!plan) return plan.error();
-  return generateCandidate(g.value(), plan.value(), f.value(), Variant{}, name);
+  return generateCandidate(laid.value().graph, laid.value().plan, f.value(), Variant{}, name);
 }
 
 std::string leftOf(const Plan& plan) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "agents/builtin/Coder.h"
+#include "agents/builtin/MemoryFormat.h"
 
 #include <filesystem>
 #include <string>
@@ -21,6 +22,8 @@ Outcome<Graph> loadFixture(const std::string& name);
 // The fixture's plan as the built-in brain makes it: with the rows a run-time parameter where the
 // fixture records the forward at half its rows and the plans agree (RuntimeRows.h).
 Outcome<Plan> fixturePlan(const std::string& name, const Graph& graph, PlannerOptions options = {});
+// The fixture planned as the built-in brain plans it: laid out (MemoryFormat.h), partitioned, rows.
+Outcome<LaidOutPlan> fixtureLaidOut(const std::string& name, PlannerOptions options = {});
 // The fixture's task forward (the graph names its task file relative to the repository).
 Outcome<ForwardSource> fixtureForward(const Graph& graph);
 // The whole candidate of a fixture with the default variant, or why there is none.

@@ -30,7 +30,7 @@ def main() -> int:
     sys.stderr.write(gen.stderr)
     sources = [line for line in gen.stdout.splitlines() if line.endswith(".cu")]
     problems: list[str] = []
-    counts = {"fp32": 0, "eager_tf32": 0, "tensor_cores": 0}
+    counts = {"fp32": 0, "eager_tf32": 0, "tensor_cores": 0, "channels_last": 0}  # channels_last: eager's TF32 too
     for src in sources:
         name = os.path.basename(os.path.dirname(src))
         with open(src, encoding="utf-8") as f:

@@ -1,7 +1,8 @@
 // Writes each graph fixture's generated candidate (OUT/<fixture>/candidate.cu and model_new.py)
 // for compile_candidates.py, and for fixtures with library calls also the candidate of a job that
-// allows TF32 (OUT/<fixture>.tensor_cores/) and the candidate in eager's TF32 precision, both flags
-// on (OUT/<fixture>.eager_tf32/); exits 1 naming every fixture it cannot generate.
+// allows TF32 (OUT/<fixture>.tensor_cores/), the candidate in eager's TF32 precision, both flags
+// on (OUT/<fixture>.eager_tf32/), and that one with the convolutions channels-last as a job may ask
+// (OUT/<fixture>.channels_last/, MemoryFormat.h); exits 1 naming every fixture it cannot generate.
 #include "FixtureGraphs.h"
 
 #include <fstream>
@@ -48,6 +49,15 @@ int main(int argc, char** argv) {
       ++failures;
     } else if (e.value().cuda != c.value().cuda) {
       write(name + ".eager_tf32", e.value());
+    }
+    PlannerOptions channelsLast = eager;
+    channelsLast.layout = LayoutMode::ChannelsLast;
+    auto l = testing::fixtureCandidate(name, channelsLast);
+    if (!l) {
+      std::cerr << name << ": no candidate with channels-last convolutions: " << l.error().message << "\n";
+      ++failures;
+    } else if (e && l.value().cuda != e.value().cuda) {
+      write(name + ".channels_last", l.value());
     }
   }
   return failures ? 1 : 0;
