@@ -203,6 +203,8 @@ void from_json(const json& j, OptimizeParams& v) {
       throw ParamsError("\"allowPrecision\" entries must be \"tf32\", \"fp16\" or \"bf16\"");
   v.precision = optional<std::string>(j, "precision").value_or("eager");
   if (!isPrecisionMode(v.precision)) throw ParamsError("\"precision\" must be \"eager\" or \"fp32\"");
+  v.layout = optional<std::string>(j, "layout").value_or("auto");
+  if (!isLayoutMode(v.layout)) throw ParamsError("\"layout\" must be \"auto\", \"nchw\" or \"channels_last\"");
   v.gpu = optional<int>(j, "gpu");
   v.kernelsFolder = optional<std::string>(j, "kernelsFolder").value_or("stitchcuda_kernels");
   if (!isPackageName(v.kernelsFolder))

@@ -110,6 +110,8 @@ struct Budget {
 inline bool isPrecision(const std::string& name) { return name == "tf32" || name == "fp16" || name == "bf16"; }
 // The precision modes of a job (OptimizeParams::precision).
 inline bool isPrecisionMode(const std::string& name) { return name == "eager" || name == "fp32"; }
+// The memory formats a job may ask for (OptimizeParams::layout).
+inline bool isLayoutMode(const std::string& name) { return name == "auto" || name == "nchw" || name == "channels_last"; }
 
 struct Tolerance {
   double atol = 1e-4;
@@ -132,6 +134,10 @@ struct OptimizeParams {
   // torch.backends.cuda.matmul.allow_tf32 is) or "fp32" (exact fp32 everywhere); the verifier then
   // excuses TF32 only under "eager", where the reference itself computes those ops in TF32.
   std::string precision = "eager";
+  // The memory format of the built-in brain's convolution networks: "auto" (the planner's choice:
+  // channels-last where TF32 convolutions make a network), "nchw" or "channels_last", so one
+  // problem can be measured both ways.
+  std::string layout = "auto";
   std::optional<int> gpu;
   // The folder beside the model that an accepted program is written to (a Python package name).
   std::string kernelsFolder = "stitchcuda_kernels";

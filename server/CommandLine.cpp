@@ -218,7 +218,7 @@ void addSharedOptions(CLI::App& command, CommonOptions& common, unsigned which) 
 
 const std::vector<std::string>& jobOptionNames() {
   static const std::vector<std::string> names = {"--brain",  "--model",      "--base-url",    "--allow-precision",
-                                                 "--precision", "--iterations", "--wall-seconds"};
+                                                 "--precision", "--layout", "--iterations", "--wall-seconds"};
   return names;
 }
 
@@ -257,6 +257,13 @@ void addJobOptions(CLI::App& command, JobOptions& job) {
       ->group(group);
   addAllowPrecision(command, job.allowPrecision)->group(group);
   addPrecision(command, job.precision)->group(group);
+  addValue(
+      command, "--layout", job.layout,
+      [](const std::string& name, const std::string& text) { return oneOf(name, text, {"auto", "nchw", "channels_last"}); },
+      "the memory format of convolution networks: the planner's choice (auto, default), or nchw or channels_last "
+      "to measure either",
+      "auto|nchw|channels_last")
+      ->group(group);
   addValue(command, "--iterations", job.budget.iterations,
            [](const std::string& name, const std::string& text) { return std::optional<int>(positiveWholeNumber(name, text)); },
            "the job's budget of candidates (then the best verified one is kept)", "N")

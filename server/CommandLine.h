@@ -53,6 +53,7 @@ struct JobOptions {
   std::optional<std::string> baseUrl;
   std::vector<std::string> allowPrecision;
   std::string precision = "eager";
+  std::string layout = "auto";
   protocol::Budget budget;
 };
 void addJobOptions(CLI::App& command, JobOptions& job);

@@ -192,6 +192,7 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   request.options.baseUrl = args.job.baseUrl;
   request.options.allowPrecision = args.job.allowPrecision;
   request.options.precision = args.job.precision;
+  request.options.layout = args.job.layout;
   request.options.budget = args.job.budget;
   request.options.kernelsFolder = args.kernelsFolder;
   if (args.atol) request.options.tolerance.atol = *args.atol;
