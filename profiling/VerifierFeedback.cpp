@@ -239,8 +239,9 @@ bool isVerifierFailure(const std::string& check) {
   static const std::set<std::string> candidates = {"cuda_sticky_error", "worker_crashed", "deadline_exceeded",
                                                    "build_error", "candidate_layout"};
   static const std::set<std::string> verifiers = {"verifier_error", "needs_gpu", "internal_error", "cuda_out_of_memory",
-                                                  "worker_start_failed", "parse_error", "invalid_request",
-                                                  "invalid_params", "unknown_method", "file_not_found"};
+                                                  "cpu_out_of_memory", "worker_start_failed", "parse_error",
+                                                  "invalid_request", "invalid_params", "unknown_method",
+                                                  "file_not_found", "not_python_source"};
   if (candidates.count(check)) return false;
   return verifiers.count(check) > 0 || check.rfind("task_", 0) == 0;
 }

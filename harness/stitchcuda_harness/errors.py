@@ -68,8 +68,20 @@ def is_sticky_cuda_error(exc: BaseException) -> bool:
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    return (type(exc).__name__ in ("OutOfMemoryError", "MemoryError") or "CUDA out of memory" in str(exc)
-            or "can't allocate memory" in str(exc))
+    return is_cuda_out_of_memory(exc) or is_cpu_out_of_memory(exc)
+
+
+def is_cuda_out_of_memory(exc: BaseException) -> bool:
+    return type(exc).__name__ == "OutOfMemoryError" or "CUDA out of memory" in str(exc)
+
+
+def is_cpu_out_of_memory(exc: BaseException) -> bool:
+    """PyTorch's CPU allocator ("DefaultCPUAllocator: can't allocate memory") or Python's own."""
+    return isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or "DefaultCPUAllocator" in str(exc)
+
+
+# Out-of-memory codes, by the memory that ran out: a fact about the task and the machine, never the candidate's.
+OUT_OF_MEMORY_CODES = ("cuda_out_of_memory", "cpu_out_of_memory")
 
 
 # cudaError_t values and messages that mean this machine has no usable GPU: a fact about where the
@@ -117,12 +129,16 @@ def user_location(exc: BaseException, files: tuple[str, ...]) -> tuple[Optional[
 
 
 def from_exception(code: str, exc: BaseException, files: tuple[str, ...], what: str) -> HarnessError:
-    """Wrap a user-code exception; CUDA OOM and sticky errors get their own codes because the host
-    treats them differently (OOM: a fact about the task; sticky: restart the worker)."""
+    """Wrap a user-code exception; out of memory and sticky errors get their own codes because the host
+    treats them differently (out of memory: a fact about the task, named by the memory that ran out,
+    GPU or CPU; sticky: restart the worker)."""
     file, line = user_location(exc, files)
+    memory = ""
     if is_sticky_cuda_error(exc):
         code = "cuda_sticky_error"
-    elif is_out_of_memory(exc):
+    elif is_cuda_out_of_memory(exc):
         code = "cuda_out_of_memory"
-    message = f"{what}: {type(exc).__name__}: {exc}".strip()
+    elif is_cpu_out_of_memory(exc):
+        code, memory = "cpu_out_of_memory", "out of CPU memory: "
+    message = f"{what}: {memory}{type(exc).__name__}: {exc}".strip()
     return HarnessError(code, message, file, line)

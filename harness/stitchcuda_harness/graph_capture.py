@@ -15,6 +15,7 @@ from .errors import from_exception, is_out_of_memory
 from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
 from .ground_truth import ROWS_INDEPENDENT_REL
 from .model_source import argument_text, constant_literal, construction_source, python_literal
+from .module_loader import read_source
 from .task_loader import Task, check_tensor_outputs
 from .tensor_specs import dtype_name
 
@@ -176,9 +177,8 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
     model = task.instantiate(device, seed)
     inputs = task.inputs(seed, device)
     graph = Graph(task=task.path, device=str(device), torch=torch.__version__)
-    with open(task.path, encoding="utf-8") as f:
-        graph.construction = construction_source(f.read(), task.names.model_class,
-                                                 {task.names.inputs_fn, task.names.init_inputs_fn or ""})
+    graph.construction = construction_source(read_source(task.path), task.names.model_class,
+                                             {task.names.inputs_fn, task.names.init_inputs_fn or ""})
     outputs = _record_forward(model, inputs, graph, task.path)
     graph.batch = batch_probe(model, inputs, outputs, seed, task.path)
     return graph

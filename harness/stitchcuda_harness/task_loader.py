@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from .errors import HarnessError, from_exception
-from .module_loader import file_sha256, load_module
+from .module_loader import file_sha256, load_module, read_source
 from .tensor_specs import flatten_tensors, tensor_spec, to_device, value_spec
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*stitchcuda:[ \t]*(?P<body>.*)$", re.MULTILINE)
@@ -131,8 +131,7 @@ def load_task(path: str, params: Optional[dict[str, Any]] = None) -> Task:
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise HarnessError("file_not_found", f"no such task file: {path}", path)
-    with open(path, "r", encoding="utf-8") as f:
-        names = parse_names(f.read(), params or {})
+    names = parse_names(read_source(path), params or {})
     module = load_module(path, "task")
 
     def need(name: str) -> Any:

@@ -26,7 +26,8 @@ import torch
 from . import baseline
 from .candidate_files import CandidateFiles, resolve_candidate
 from .environment_info import pick_device
-from .errors import HarnessError, from_exception, is_no_gpu_error, is_out_of_memory, is_sticky_cuda_error
+from .errors import (OUT_OF_MEMORY_CODES, HarnessError, from_exception, is_no_gpu_error, is_out_of_memory,
+                     is_sticky_cuda_error)
 from .ground_truth import GroundTruth, Truth, to_float64
 from .kernel_trace import own_kernel_names, stream_findings, trace_kernels
 from .model_state import buffer_differences, construction_difference
@@ -203,7 +204,7 @@ class Verification:
         except _CandidateFailed:
             pass
         except HarnessError as err:
-            if err.code != "cuda_out_of_memory":
+            if err.code not in OUT_OF_MEMORY_CODES:
                 raise  # a sticky error, or the reference broken: the request's error, as before
             self._verifier_error(err)  # the reference's own run did not fit beside the verifier's tensors
         except Exception as exc:

@@ -148,6 +148,41 @@ class TaskLoadingTest(unittest.TestCase):
             load_task("/nonexistent/task.py")
         self.assertEqual(ctx.exception.code, "file_not_found")
 
+    def write_bytes(self, data: bytes) -> str:
+        fd, path = tempfile.mkstemp(suffix=".py")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        self.addCleanup(os.unlink, path)
+        return path
+
+    def test_a_binary_or_non_utf8_file_is_not_a_python_source_file(self) -> None:
+        for data in (b"\x7fELF\x02\x01\x01\x00\x00\x00", b"import torch\n# caf\xe9\nclass Model: pass\n"):
+            with self.subTest(data=data[:8]):
+                path = self.write_bytes(data)
+                with self.assertRaises(HarnessError) as ctx:
+                    load_task(path)
+                self.assertEqual(ctx.exception.code, "not_python_source")
+                self.assertIn(f"{path} is not a Python source file", ctx.exception.message)
+
+    def test_a_coding_comment_is_honoured(self) -> None:
+        path = self.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\nNAME = '\xe9'\nclass Model(torch.nn.Module):\n"
+                                b"    def forward(self, x):\n        return x + 1\ndef get_inputs():\n    return [torch.ones(2)]\n")
+        self.assertEqual(summarize(load_task(path), CPU)["outputs"][0]["shape"], [2])
+
+    def test_cpu_memory_running_out_is_named_as_cpu_memory(self) -> None:
+        # An allocation no machine satisfies fails at once, as a large one does under a memory limit.
+        path = self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def forward(self, x):
+                    return x + 1
+            def get_inputs():
+                return [torch.randn(1 << 46)]
+            """)
+        err = self.error_of(path)
+        self.assertEqual((err.code, err.line), ("cpu_out_of_memory", 7))
+        self.assertIn("out of CPU memory", err.message)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -172,6 +172,7 @@ TEST(VerifierFeedback, TheVerifiersOwnFailureIsNoAdviceForTheCandidate) {
   EXPECT_EQ(f->category, "weights_differ");  // the candidate's own finding still speaks
   EXPECT_NE(f->suggestion.find("nothing is copied"), std::string::npos);
   EXPECT_TRUE(isVerifierFailure("cuda_out_of_memory"));
+  EXPECT_TRUE(isVerifierFailure("cpu_out_of_memory"));
   EXPECT_TRUE(isVerifierFailure("task_forward_error"));
   EXPECT_FALSE(isVerifierFailure("cuda_sticky_error"));
   EXPECT_FALSE(isVerifierFailure("candidate_runtime_error"));
