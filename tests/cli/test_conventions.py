@@ -14,7 +14,8 @@ from tests.cli import BIN, REPO, stitchcuda
 HOST = ("--python", "--jobs-dir", "--ncu-runs", "--log", "--log-level")
 SHARED = HOST + ("--api-key-env", "--llm-token-budget", "--llm-usd-budget", "--llm-price", "--llm-max-tokens",
                  "--llm-temperature", "--llm-timeout", "--llm-attempts", "--llm-stream")
-JOB = ("--brain", "--model", "--base-url", "--allow-precision", "--precision", "--iterations", "--wall-seconds")
+JOB = ("--brain", "--model", "--base-url", "--allow-precision", "--precision", "--layout", "--iterations",
+       "--wall-seconds")
 OPTIONS = {
     "serve": ("--input-style", "--input-mirror", "--record-transitions") + SHARED,
     "optimize": ("FILE", "--out", "--kernels-folder", "--json", "--atol", "--rtol", "--gpu", "--record-transitions")
@@ -123,6 +124,7 @@ class UsageErrorTest(CliTestCase):
             ("optimize", "examples/mlp.py", "--brain=gpt"): "--brain takes builtin, openai or anthropic, not gpt",
             ("optimize", "examples/mlp.py", "--rtol", "lots"): "--rtol takes a number, not lots",
             ("optimize", "examples/mlp.py", "--wall-seconds=0"): "--wall-seconds takes a positive number, not 0",
+            ("optimize", "examples/mlp.py", "--layout", "nhwc"): "--layout takes auto, nchw or channels_last, not nhwc",
             ("verify", *VALID["verify"], "--trials", "0"): "--trials takes a positive whole number, not 0",
             ("verify", *VALID["verify"], "--seed=1.5"): "--seed takes a whole number, not 1.5",
             ("verify", *VALID["verify"], "--allow-precision", "fp8"): "--allow-precision takes tf32, fp16 or bf16, not fp8",

@@ -124,6 +124,17 @@ TEST(ProtocolExamples, OptimizeAllowsOnlyTheNamedPrecisions) {
   EXPECT_THROW((void)params.get<protocol::OptimizeParams>(), protocol::ParamsError);
 }
 
+TEST(ProtocolExamples, OptimizeLayoutIsAutoByDefaultOrAForcedOne) {
+  json params = json::parse(R"({"textDocument": {"uri": "file:///m.py"}})");
+  EXPECT_EQ(params.get<protocol::OptimizeParams>().layout, "auto");
+  for (const char* mode : {"nchw", "channels_last"}) {
+    params["layout"] = mode;
+    EXPECT_EQ(params.get<protocol::OptimizeParams>().layout, mode);
+  }
+  params["layout"] = "nhwc";
+  EXPECT_THROW((void)params.get<protocol::OptimizeParams>(), protocol::ParamsError);
+}
+
 TEST(ProtocolExamples, OptimizePrecisionIsEagerByDefaultOrFp32) {
   json params = json::parse(R"({"textDocument": {"uri": "file:///m.py"}})");
   EXPECT_EQ(params.get<protocol::OptimizeParams>().precision, "eager");

@@ -1,0 +1,111 @@
+// A reference convolution in place of cuDNN for candidates run on the CPU (conv_on_cpu.py): it
+// reads and writes the tensors in the layout the candidate tells cuDNN they have (NCHW, or
+// channels-last with the filter KRSC: sc_conv_shape::channels_last), so a layout the program and
+// its descriptors disagree on gives wrong numbers here as it would on the GPU. conv_on_cpu.py puts
+// the candidate's own sc_conv_shape and sc_conv_epi definitions before this header. Forward
+// convolutions only; the generated rivals of cuDNN (the direct kernels, the pointwise GEMM) are
+// never chosen here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#define SC_ROW_STATES 8
+template <class State>
+struct sc_per_rows {
+  int64_t rows[SC_ROW_STATES];
+  State state[SC_ROW_STATES];
+  int next;
+};
+
+template <class State, class Release>
+static State* sc_for_rows(sc_per_rows<State>* r, int64_t rows, Release release) {
+  for (int i = 0; i < SC_ROW_STATES; ++i)
+    if (r->rows[i] == rows) return &r->state[i];
+  const int i = r->next;
+  r->next = (i + 1) % SC_ROW_STATES;
+  if (r->rows[i]) release(&r->state[i]);
+  r->rows[i] = rows;
+  return &r->state[i];
+}
+
+struct sc_conv {};
+static void sc_conv_release(sc_conv*) {}
+static sc_conv* sc_conv_for_rows(sc_per_rows<sc_conv>* r, int64_t rows) { return sc_for_rows(r, rows, sc_conv_release); }
+
+typedef int (*sc_direct_fn)(const sc_conv_shape*, const float*, const float*, float*, const sc_conv_epi*, cudaStream_t);
+
+template <int COT, int KH, int KW>
+static int sc_direct_launch(const sc_conv_shape*, const float*, const float*, float*, const sc_conv_epi*, cudaStream_t) {
+  return (int)cudaErrorNotSupported;
+}
+static int sc_conv_epilogue(const sc_conv_shape*, float*, const sc_conv_epi*, cudaStream_t) {
+  return (int)cudaErrorNotSupported;
+}
+
+// Element strides of a dense tensor of `dims` (rank nd): NCHW, or channels innermost.
+static std::vector<int64_t> sc_stand_in_strides(const int* dims, int nd, bool channels_last) {
+  std::vector<int64_t> s(nd, 1);
+  if (channels_last) {
+    int64_t step = dims[1];
+    for (int i = nd - 1; i > 1; --i) s[i] = step, step *= dims[i];
+    s[0] = step;
+  } else {
+    for (int i = nd - 1; i > 0; --i) s[i - 1] = s[i] * dims[i];
+  }
+  return s;
+}
+
+// Built optimized whatever the candidate's flags: a fixture's convolution is billions of products.
+__attribute__((optimize("O3"))) static int sc_conv_launch(sc_conv*, const sc_conv_shape* s, const float* x,
+                                                          const float* w, float* y, const sc_conv_epi* e,
+                                                          sc_direct_fn, cudaStream_t) {
+  if (s->transposed || s->nd < 4 || s->nd > 5) return (int)cudaErrorNotSupported;
+  const int nd = s->nd, sp = nd - 2;
+  const bool cl = s->channels_last != 0;
+  const auto xs = sc_stand_in_strides(s->in, nd, cl), ws = sc_stand_in_strides(s->w, nd, cl),
+             ys = sc_stand_in_strides(s->out, nd, cl);
+  const int cin = s->in[1] / s->groups, cout = s->out[1] / s->groups;
+  int64_t positions = 1, taps = 1;
+  for (int d = 2; d < nd; ++d) positions *= s->out[d], taps *= s->w[d];
+  for (int n = 0; n < s->out[0]; ++n)
+    for (int64_t p = 0; p < positions; ++p) {
+      int o[3] = {0, 0, 0};
+      for (int64_t rest = p, d = sp - 1; d >= 0; --d) o[d] = (int)(rest % s->out[2 + d]), rest /= s->out[2 + d];
+      for (int k = 0; k < s->out[1]; ++k) {
+        const int g = k / cout;
+        float acc = 0.0f;
+        for (int64_t t = 0; t < taps; ++t) {
+          int64_t xi = n * xs[0] + (int64_t)g * cin * xs[1], wi = k * ws[0];
+          bool inside = true;
+          for (int64_t tr = t, d = sp - 1; d >= 0; --d) {
+            const int r = (int)(tr % s->w[2 + d]);
+            tr /= s->w[2 + d];
+            const int at = o[d] * s->stride[d] - s->pad[d] + r * s->dilation[d];
+            inside = inside && at >= 0 && at < s->in[2 + d];
+            xi += (int64_t)at * xs[2 + d];
+            wi += (int64_t)r * ws[2 + d];
+          }
+          if (!inside) continue;
+          const float* xc = x + xi;
+          const float* wc = w + wi;
+          const int64_t xstep = xs[1], wstep = ws[1];
+          for (int c = 0; c < cin; ++c) acc += xc[c * xstep] * wc[c * wstep];
+        }
+        float v = acc;
+        if (e) {
+          if (e->bias) v += e->bias[k];
+          if (e->mean) {
+            v = (v - e->mean[k]) * (1.0f / std::sqrt(e->var[k] + e->eps));
+            if (e->scale) v *= e->scale[k];
+            if (e->shift) v += e->shift[k];
+          }
+          if (e->relu) v = v > 0.0f || v != v ? v : 0.0f;
+        }
+        int64_t yi = n * ys[0] + (int64_t)k * ys[1];
+        for (int d = 0; d < sp; ++d) yi += (int64_t)o[d] * ys[2 + d];
+        y[yi] = v;
+      }
+    }
+  return 0;
+}
