@@ -1,17 +1,19 @@
 """Runs generated candidates on the CPU against their task's Model: candidate.cu compiled as plain
 C++ (cpu_cuda/cuda_runtime.h stands in for the CUDA runtime; each `kernel<V><<<grid, block, 0,
-stream>>>(args)` becomes a call of sc_cpu_launch, which runs every thread of the grid in turn)
-into a library that ModelNew calls with host pointers, as it calls the real one with device
-pointers. The launchers, the layout checks, the segments and every index expression of the
-kernels run on real data: strided reads of views, writes into slices of a concatenation, pieces
-chosen by coordinate. Needs a C++ compiler and PyTorch, no GPU and no nvcc.
+stream>>>(args)` becomes a call of sc_cpu_launch, which runs the threads of each block as fibers
+that meet at barriers and shuffles) into a library that ModelNew calls with host pointers, as it
+calls the real one with device pointers. The launchers, the layout checks, the segments and every
+index expression of the kernels run on real data: strided reads of views, writes into slices of a
+concatenation, pieces chosen by coordinate, row and column reductions with their block and warp
+combines, rows split across blocks. Needs a C++ compiler and PyTorch, no GPU and no nvcc.
 
-Only candidates whose kernels never wait for one another can run so (elementwise kernels; no
-reductions, scans or library calls): each fixture runs in a child process, and one that reaches a
-barrier or a shuffle aborts there and fails, saying so. Fails naming each fixture whose outputs
-differ from the Model's, with the largest difference. The last of the three runs plants NaNs in
+Candidates with library calls cannot run so; each fixture runs in a child process, and one whose
+threads deadlock aborts and fails, saying so. Fails naming each fixture whose outputs differ from
+the Model's, with the largest difference. The last of the three runs plants NaNs in
 the inputs: where PyTorch's ops keep a NaN, the kernels must too. A candidate whose program takes
-the rows of each call (RuntimeRows.h) also runs on fewer, one, and more rows than were captured."""
+the rows of each call (RuntimeRows.h) also runs on fewer, one, and more rows than were captured; with
+--max-rows R it runs on the first R rows throughout (then fewer, one and more than R), which bounds the
+work of the full-size fixtures (the long run, `ctest -L long`, takes them at their captured batch)."""
 from __future__ import annotations
 
 import argparse
@@ -51,7 +53,7 @@ def outputs(value) -> list:
     return list(value) if isinstance(value, (tuple, list)) else [value]
 
 
-def compare(name: str, folder: str, library: str) -> str:
+def compare(name: str, folder: str, library: str, max_rows: int | None = None) -> str:
     """Runs one fixture's candidate against its Model (in this process); '' when they agree."""
     import torch
 
@@ -66,8 +68,15 @@ def compare(name: str, folder: str, library: str) -> str:
     torch.manual_seed(42)
     module = load_module(os.path.join(folder, "model_new.py"), "candidate", {"__stitch_library__": library})
     candidate = module.ModelNew(*init)
+    with open(os.path.join(folder, "candidate.cu")) as f:
+        any_rows = "kPerRow" in f.read()
+    # A program that takes the rows of each call runs on the first max_rows rows: the same kernels, index
+    # arithmetic and launchers on real data, at a cost that does not grow with the captured batch.
+    rows_taken = max_rows if any_rows and max_rows else None
     for seed in (1, 2, 3):  # twice: the second call finds the segment prepared; the third with NaNs
         inputs = task.inputs(seed, cpu)
+        if rows_taken:
+            inputs = [t[:rows_taken].clone() if isinstance(t, torch.Tensor) else t for t in inputs]
         if seed == 3:  # every seventh element of each floating input NaN: PyTorch's ops keep them
             inputs = [t.clone().view(-1).index_fill_(0, torch.arange(0, t.numel(), 7), float("nan")).view(t.shape)
                       if isinstance(t, torch.Tensor) and t.is_floating_point() and t.is_contiguous() else t
@@ -83,10 +92,10 @@ def compare(name: str, folder: str, library: str) -> str:
             if not torch.allclose(g, w, rtol=1e-5, atol=1e-5, equal_nan=seed == 3):
                 worst = (g - w).abs().nan_to_num(float("inf")).max().item()
                 return f"output {i} differs from the Model's by up to {worst:g} (seed {seed})"
-    with open(os.path.join(folder, "candidate.cu")) as f:
-        any_rows = "kPerRow" in f.read()
-    if any_rows:  # a program that takes the rows of each call: fewer, one, and more than captured
+    if any_rows:  # a program that takes the rows of each call: fewer, one, and more than captured (or taken)
         inputs = task.inputs(4, cpu)
+        if rows_taken:
+            inputs = [t[:rows_taken].clone() if isinstance(t, torch.Tensor) else t for t in inputs]
         captured = next(t.shape[0] for t in inputs if isinstance(t, torch.Tensor))
         for rows in (captured - 1, 1, captured + 3):
             taken = [torch.cat([t] * (rows // captured + 1))[:rows].clone() if isinstance(t, torch.Tensor) else t
@@ -107,11 +116,13 @@ def main() -> int:
     ap.add_argument("--cxx", default="c++")
     ap.add_argument("--run", nargs=2, metavar=("FIXTURE", "LIBRARY"),
                     help="internal: compare one fixture's candidate, built as LIBRARY, in this process")
+    ap.add_argument("--max-rows", type=int, default=None,
+                    help="run a candidate that takes the rows of each call on at most this many rows")
     ap.add_argument("fixtures", nargs="*")
     args = ap.parse_args()
     if args.run:
         name, library = args.run
-        why = compare(name, os.path.join(args.out, name), library)
+        why = compare(name, os.path.join(args.out, name), library, args.max_rows)
         print(why)
         return 1 if why else 0
     gen = subprocess.run([args.generator, args.out], capture_output=True, text=True)
@@ -128,7 +139,8 @@ def main() -> int:
                 print(f"FAIL {name}: does not compile as C++\n{error}")
                 failed += 1
                 break
-            p = subprocess.run([sys.executable, __file__, "--out", args.out, "--run", name, library],
+            rows = ["--max-rows", str(args.max_rows)] if args.max_rows else []
+            p = subprocess.run([sys.executable, __file__, "--out", args.out, *rows, "--run", name, library],
                                capture_output=True, text=True)
             if p.returncode != 0:
                 why = p.stdout.strip() or (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]

@@ -1,5 +1,7 @@
 """Runs every graph fixture on PyTorch twice, as captured and as the built-in brain's normalization
 rewrites it (normalize_graph), and fails naming each fixture whose outputs or module buffers differ.
+A fixture the normalization leaves unchanged is named and not run; with --max-work, so is one whose
+graph costs more (full-size matrix products on the CPU: the long run, `ctest -L long`, takes them).
 
 The graph is interpreted node by node: a view is the recorded strides and offset over its root's
 storage, any other node the ATen operator it names (torch.ops.aten.NAME.OVERLOAD) on the values of
@@ -139,13 +141,31 @@ def differs(a, b) -> str:
     return "" if a == b else f"{a!r} against {b!r}"
 
 
+def work(graph: dict) -> float:
+    """What running the graph costs, in element operations: every tensor it names once, and for a
+    matrix product the multiply-adds, sqrt(|A| |B| |C|) (= M N K for A[M,K] B[K,N])."""
+    sizes = {t["id"]: math.prod(t["shape"]) for t in graph["tensors"] if t.get("shape") is not None}
+    total = float(sum(sizes.values()))
+    for node in graph["nodes"]:
+        if not any(k in node["op"] for k in ("mm", "matmul", "linear")) or not node["outputs"]:
+            continue
+        operands = sorted((sizes.get(tid, 0) for a in node["inputs"]
+                           for tid in ([a["tensor"]] if a.get("tensor") else a.get("tensors") or []) if tid), reverse=True)
+        if len(operands) >= 2:
+            total += math.sqrt(operands[0] * operands[1] * sizes.get(node["outputs"][0], 0))
+    return total
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--normalizer", required=True)
+    parser.add_argument("--max-work", type=float, default=None,
+                        help="run only fixtures whose graphs cost at most this many element operations (work()); "
+                             "the others are named as left to the long run")
     parser.add_argument("fixtures", nargs="*", help="fixture names (default: every one)")
     args = parser.parse_args()
     names = args.fixtures or sorted(f[:-5] for f in os.listdir(GRAPHS) if f.endswith(".json"))
-    failed, checked = [], 0
+    failed, checked, left, unchanged = [], 0, [], []
     for name in names:
         path = os.path.join(GRAPHS, name + ".json")
         with open(path) as f:
@@ -155,6 +175,13 @@ def main() -> int:
             failed.append(f"{name}: normalize_graph failed: {done.stderr.strip()}")
             continue
         normalized = json.loads(done.stdout)
+        # A graph the normalization leaves as it is computes what it computed: nothing to compare.
+        if normalized == captured:
+            unchanged.append(name)
+            continue
+        if args.max_work is not None and (n := work(captured)) > args.max_work:
+            left.append(f"{name} ({n / 1e9:.1f}G)")
+            continue
         gpu_only = sorted({n["op"] for n in captured["nodes"] if n["op"] in GPU_ONLY})
         if gpu_only:
             print(f"skip {name}: {', '.join(gpu_only)} runs on a GPU only")
@@ -180,6 +207,11 @@ def main() -> int:
         print(("FAIL " if problems else "ok   ") + name)
     for line in failed:
         print("FAIL", line)
+    if unchanged:
+        print(f"{len(unchanged)} fixture(s) unchanged by the normalization, nothing to compare: " + ", ".join(unchanged))
+    if left:
+        print(f"left to the long run (ctest -L long), over {args.max_work / 1e9:.1f}G element operations: "
+              + ", ".join(left))
     print(f"{checked} fixture(s) run in both forms, {len(failed)} differ")
     return 1 if failed or not checked else 0
 
