@@ -9,6 +9,7 @@
 #include "server/Config.h"
 #include "server/HeadlessOptimize.h"
 #include "server/HeadlessVerify.h"
+#include "server/RewardCommand.h"
 #include "server/ScoreCommand.h"
 #include "server/HostShutdown.h"
 #include "server/Logger.h"
@@ -175,13 +176,15 @@ int main(int argc, char** argv) {
   server::VerifyArgs verify;
   server::ScoreArgs score;
   server::BenchArgs bench;
+  server::RewardArgs reward;
   bench.argv.assign(argv, argv + argc);
   CLI::App* serveCommand = addServeCommand(app, input);
   CLI::App* optimizeCommand = server::addOptimizeCommand(app, optimize);
   CLI::App* verifyCommand = server::addVerifyCommand(app, verify);
   CLI::App* scoreCommand = server::addScoreCommand(app, score);
+  CLI::App* rewardCommand = server::addServeRewardCommand(app, reward);
   CLI::App* benchCommand = server::addBenchCommand(app, bench);
-  for (CLI::App* command : {serveCommand, optimizeCommand, verifyCommand, scoreCommand, benchCommand})
+  for (CLI::App* command : {serveCommand, optimizeCommand, verifyCommand, scoreCommand, benchCommand, rewardCommand})
     command->group("Commands");
   // The options every command shares, defined once (CommandLine.h); `bench` passes them on to its optimize runs.
   for (CLI::App* command : {serveCommand, optimizeCommand})
@@ -190,6 +193,7 @@ int main(int argc, char** argv) {
   // (score's --judge does).
   cli::addSharedOptions(*verifyCommand, common, cli::kAllShared & ~cli::kLlm & ~cli::kTransitions);
   cli::addSharedOptions(*scoreCommand, common, cli::kAllShared & ~cli::kTransitions);
+  cli::addSharedOptions(*rewardCommand, common, cli::kLogging | cli::kPython | cli::kJobs);
   cli::addSharedOptions(*benchCommand, common, cli::kAllShared & ~cli::kTransitions);
   // The suite measures speedups: Nsight Compute (7–10 s a run) only when asked for.
   benchCommand->preparse_callback([&common](std::size_t) { common.config.ncuRuns = 0; });
@@ -213,5 +217,6 @@ int main(int argc, char** argv) {
   if (optimizeCommand->parsed()) return server::runHeadlessOptimize(common.config, runnerFactory(), optimize);
   if (verifyCommand->parsed()) return server::runHeadlessVerify(common.config, verify);
   if (scoreCommand->parsed()) return server::runScore(common.config, score);
+  if (rewardCommand->parsed()) return server::runServeReward(common.config, reward);
   return server::runBench(common.config, bench);
 }

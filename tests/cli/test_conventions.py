@@ -27,6 +27,7 @@ OPTIONS = {
               "--judge", "--judge-model", "--judge-base-url") + SHARED,
     "bench": ("DIR", "--out", "--timeout", "--no-gpu", "--gpus", "--resume", "--deadline", "--every", "--slice", "--jobs",
               "--expect", "--write-expect") + JOB + SHARED,
+    "serve-reward": ("--port", "--host", "--gpus", "--jobs", "--queue", "--max-body", "--token-env", "--root") + HOST,
 }
 TASK = "tests/harness/fixtures/small_elementwise.py"
 CANDIDATE = "tests/harness/honest/elementwise_chain"
@@ -37,6 +38,7 @@ VALID = {
     "verify": ("--reference", TASK, "--candidate", CANDIDATE),
     "score": ("--reference", TASK, "--candidate", CANDIDATE),
     "bench": ("tests/fixtures/tasks",),
+    "serve-reward": ("--port", "0"),
 }
 
 
@@ -113,6 +115,8 @@ class UsageErrorTest(CliTestCase):
         self.assertUsageError(stitchcuda("score", "--reference", TASK), "--candidate")
         self.assertUsageError(stitchcuda("score", "--batch", "rows.jsonl"), "--out")
         self.assertUsageError(stitchcuda("bench", "--gpus", "2"), "which suite?")
+        self.assertUsageError(stitchcuda("serve-reward", "--gpus", "2"), "--port P is required")
+        self.assertUsageError(stitchcuda("serve-reward", "--port", "0", "--host", "0.0.0.0"), "--token-env")
 
     def test_a_bad_value_is_a_usage_error_naming_the_option_and_the_value(self) -> None:
         cases = {
@@ -137,6 +141,9 @@ class UsageErrorTest(CliTestCase):
             ("bench", "tests/fixtures/tasks", "--deadline", "-1"): "--deadline takes a positive number, not -1",
             ("bench", "tests/fixtures/tasks", "--no-gpu", "--slice=3/2"): "--slice takes N/M with 1 <= N <= M, not 3/2",
             ("bench", "tests/fixtures/tasks", "--no-gpu", "--every", "0"): "--every takes a positive whole number, not 0",
+            ("serve-reward", "--port", "70000"): "--port takes a port from 0 to 65535, not 70000",
+            ("serve-reward", "--port=0", "--queue", "-1"): "--queue takes a whole number >= 0, not -1",
+            ("serve-reward", "--port=0", "--gpus", "2", "--jobs", "2"): "--gpus and --jobs",
         }
         for args, message in cases.items():
             with self.subTest(args=args):
