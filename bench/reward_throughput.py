@@ -4,12 +4,14 @@ with a fresh jobs folder (cold build and baseline caches each time, so the runs 
 row at once from as many clients (each retrying its 429s after Retry-After), and records the wall time from
 the first post to the last answer, each row's verdict, correctness, speedup and reward, and the service's
 metrics. It then compares each count's wall time with the first's and each row's verdict with the first run's.
+With --also-batch the same rows also go through `stitchcuda score --batch --gpus G` (a fresh jobs folder too);
+its wall time includes starting its workers, where the service's starts once they said hello.
 
 Rows are `score --batch` rows (protocol/SCORE.md), from --rows ROWS.jsonl, or every candidate folder of a bench
 run's jobs folder (--from-jobs RESULTS/jobs: each job's task snapshot and its candidates/cN). A row's recorded
 `verdict` is dropped: the point is the verifier running on the GPUs.
 
-    python3 bench/reward_throughput.py --from-jobs build-gpu/suite/jobs --limit 40 --gpus 1 4 \\
+    python3 bench/reward_throughput.py --from-jobs build-gpu/suite/jobs --limit 40 --gpus 1 4 --also-batch \\
         --binary build-gpu/bin/stitchcuda --out bench/results/reward_throughput_DATE_GPU
 """
 from __future__ import annotations
@@ -91,31 +93,59 @@ def run(binary: str, python: Optional[str], gpus: int, rows: list[dict[str, Any]
         finally:
             service.terminate()
             service.wait(timeout=60)
+    results = [row_result(row, body, status, refused, seconds)
+               for row, (status, body, refused, seconds) in zip(rows, answers)]
+    return {"how": "serve-reward", "gpus": gpus, "wallSeconds": round(wall, 3), "rows": results, "metrics": metrics}
+
+
+def run_batch(binary: str, python: Optional[str], gpus: int, rows: list[dict[str, Any]], out_dir: str) -> dict[str, Any]:
+    rows_file, scores = os.path.join(out_dir, "rows.jsonl"), os.path.join(out_dir, f"scores-batch-{gpus}gpu.jsonl")
+    with open(rows_file, "w") as f:
+        f.writelines(json.dumps(row) + "\n" for row in rows)
+    if os.path.exists(scores):
+        os.remove(scores)  # a fresh run, not a resumed one
+    args = [binary, "score", "--batch", rows_file, "--out", scores, "--gpus", str(gpus), "--jobs-dir",
+            os.path.join(out_dir, f"jobs-batch-{gpus}gpu")] + (["--python", python] if python else [])
+    start = time.monotonic()
+    with open(os.path.join(out_dir, f"score-batch-{gpus}gpu.log"), "w") as log:
+        subprocess.run(args, stdout=log, stderr=log)
+    wall = time.monotonic() - start
+    by_row = {}
+    with open(scores) as f:
+        for line in f:
+            answer = json.loads(line)
+            by_row[answer["row"]] = answer
     results = []
-    for row, (status, body, refused, seconds) in zip(rows, answers):
-        rule = body.get("rule", {})
-        results.append({"id": row["id"], "http": status, "verdictStatus": body.get("verdictStatus"),
-                        "correct": rule.get("correct"), "speedupVsEager": rule.get("speedupVsEager"),
-                        "reward": body.get("reward"), "refused": refused, "seconds": round(seconds, 3),
-                        "error": body.get("error")})
-    return {"gpus": gpus, "wallSeconds": round(wall, 3), "rows": results, "metrics": metrics}
+    for i, row in enumerate(rows):
+        answer = by_row.get(i, {"error": {"code": "no line in the scores file"}})
+        results.append(row_result(row, answer, 422 if "error" in answer else 200, 0, None))
+    return {"how": "score --batch", "gpus": gpus, "wallSeconds": round(wall, 3), "rows": results, "metrics": None}
+
+
+def row_result(row: dict[str, Any], body: dict[str, Any], status: int, refused: int,
+               seconds: Optional[float]) -> dict[str, Any]:
+    rule = body.get("rule", {})
+    return {"id": row["id"], "http": status, "verdictStatus": body.get("verdictStatus"), "correct": rule.get("correct"),
+            "speedupVsEager": rule.get("speedupVsEager"), "reward": body.get("reward"), "refused": refused,
+            "seconds": None if seconds is None else round(seconds, 3), "error": body.get("error")}
 
 
 def markdown(doc: dict[str, Any]) -> str:
     runs = doc["runs"]
     first = runs[0]
     lines = [f"# serve-reward throughput ({doc['date']}, {doc['device']})", "", f"command: `{doc['command']}`", "",
-             "| GPUs | rows | wall (s) | vs first | answered 200 | 429s | latency p50 / p95 (s) | same verdicts as first |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| how | GPUs | rows | wall (s) | vs first | scored | 429s | latency p50 / p95 (s) | same verdicts as first |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         same = sum(a["verdictStatus"] == b["verdictStatus"] and a["correct"] == b["correct"]
                    for a, b in zip(r["rows"], first["rows"]))
-        lat = r["metrics"]["latencySeconds"]
-        lines.append(f"| {r['gpus']} | {len(r['rows'])} | {r['wallSeconds']:.1f} | "
+        latency = "-"
+        if r["metrics"]:
+            latency = "{p50:.1f} / {p95:.1f}".format(**r["metrics"]["latencySeconds"])
+        lines.append(f"| {r['how']} | {r['gpus']} | {len(r['rows'])} | {r['wallSeconds']:.1f} | "
                      f"{r['wallSeconds'] / first['wallSeconds']:.2f}x | {sum(x['http'] == 200 for x in r['rows'])} | "
-                     f"{sum(x['refused'] for x in r['rows'])} | {lat['p50']:.1f} / {lat['p95']:.1f} | "
-                     f"{same}/{len(r['rows'])} |")
-    lines += ["", "| row | " + " | ".join(f"{r['gpus']} GPU: verdict, speedup, reward" for r in runs) + " |",
+                     f"{sum(x['refused'] for x in r['rows'])} | {latency} | {same}/{len(r['rows'])} |")
+    lines += ["", "| row | " + " | ".join(f"{r['how']}, {r['gpus']} GPU: verdict, speedup, reward" for r in runs) + " |",
               "|---|" + "---|" * len(runs)]
     for i, row in enumerate(first["rows"]):
         cells = []
@@ -136,6 +166,7 @@ def main() -> int:
     parser.add_argument("--gpus", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--binary", default="build/bin/stitchcuda")
     parser.add_argument("--python", help="the harness's interpreter (default: the host's rule)")
+    parser.add_argument("--also-batch", action="store_true", help="the same rows through score --batch --gpus G too")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     if args.rows:
@@ -158,10 +189,11 @@ def main() -> int:
     doc: dict[str, Any] = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "device": device,
                            "command": " ".join(sys.argv), "runs": []}
     for gpus in args.gpus:
-        doc["runs"].append(run(args.binary, args.python, gpus, rows, args.out))
-        write_results(args.out, doc, markdown(doc))
-        last = doc["runs"][-1]
-        print(f"{gpus} GPU(s): {len(rows)} rows in {last['wallSeconds']:.1f} s", flush=True)
+        for how in (run, run_batch) if args.also_batch else (run,):
+            doc["runs"].append(how(args.binary, args.python, gpus, rows, args.out))
+            write_results(args.out, doc, markdown(doc))
+            last = doc["runs"][-1]
+            print(f"{last['how']}, {gpus} GPU(s): {len(rows)} rows in {last['wallSeconds']:.1f} s", flush=True)
     return 0
 
 
