@@ -12,12 +12,12 @@ import {
 import { NotificationFeature } from './features/notificationFeature';
 import { JobFeature } from './features/jobFeature';
 import { JobStore } from './model/jobStore';
-import { HostState } from './model/format';
+import { HostState, jobOutcomeLabel } from './model/format';
 import {
   Methods, parseCandidateParams, parseJobFinished, parseLog, parsePlan, parseProfile,
 } from './model/protocol';
 import { HostLocation, hostLaunch, readSettings, resolveHost, secretKey, Settings } from './model/settings';
-import { describeInterpreter, hostPython, Interpreter } from './model/interpreter';
+import { describeInterpreter, hostPython, Interpreter, interpreterProblem } from './model/interpreter';
 import { harnessDirCandidates } from './model/programExport';
 import { defaultResource, Interpreters } from './interpreter';
 import { hostLogChannel } from './views/hostLogChannel';
@@ -194,14 +194,19 @@ export class HostClient implements vscode.Disposable {
     client.registerFeature(new NotificationFeature(client, Methods.profile, parseProfile, (p) => store.profile(p), warn));
     client.registerFeature(new NotificationFeature(client, Methods.log, parseLog, (p) => {
       const line = `[${p.jobId || 'host'}]${p.phase ? ` ${p.phase}:` : ''} ${p.message}`;
-      if (p.level === 'error') this.output.error(line);
+      // An interpreter without PyTorch is told once, in words that name the setting, when its job
+      // ends (Interpreters.showProblem); the worker's own words stay in the debug log.
+      if (interpreterProblem(p.message)) this.output.debug(line);
+      else if (p.level === 'error') this.output.error(line);
       else if (p.level === 'warning') this.output.warn(line);
       else if (p.level === 'debug') this.output.debug(line);
       else this.output.info(line);
       store.log(p);
     }, warn));
     client.registerFeature(new NotificationFeature(client, Methods.jobFinished, parseJobFinished, (p) => {
-      this.output.info(`[${p.jobId}] finished: ${p.state}${p.message ? ` — ${p.message}` : ''}`);
+      const line = `[${p.jobId}] finished: ${jobOutcomeLabel(p)}${p.message ? ` — ${p.message}` : ''}`;
+      if (interpreterProblem(p.message)) this.output.debug(line);
+      else this.output.info(line);
       store.finished(p);
     }, warn));
     const jobs = new JobFeature(client);

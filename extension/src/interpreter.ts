@@ -81,7 +81,8 @@ export class Interpreters implements vscode.Disposable {
   /** The error for an interpreter that cannot run the harness, with "Select interpreter" and "Open settings". */
   async showProblem(kind: InterpreterProblemKind, interpreter: Interpreter, detail?: string): Promise<void> {
     const notice = interpreterNotice(kind, interpreter, this.pythonExtensionPresent);
-    this.output.error(`${notice.message}${detail ? ` (${detail})` : ''}`);
+    this.output.error(notice.message);
+    if (detail) this.output.debug(`the harness said: ${detail}`);
     const pick = await vscode.window.showErrorMessage(notice.message, ...notice.actions.map((a) => a.title));
     const action = notice.actions.find((a) => a.title === pick);
     if (action) await vscode.commands.executeCommand(action.command, ...action.args);

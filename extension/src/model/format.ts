@@ -3,6 +3,7 @@
 
 import { Candidate, JobState, PlanTask, ProfileLine, ProfileParams } from './protocol';
 import { JobView } from './jobStore';
+import { interpreterProblem, interpreterProblemText } from './interpreter';
 
 /** 1.8× with two significant digits below 10, whole numbers above. */
 export function formatSpeedup(x: number): string {
@@ -63,6 +64,31 @@ export function jobStateLabel(state: JobState): string {
   }
 }
 
+/** What a finished job came to: a job that had no GPU timed nothing, so it is "not measured", not "no improvement". */
+export function jobOutcomeLabel(job: Pick<JobView, 'state' | 'needsGpu' | 'message'>): string {
+  if (job.state === 'noImprovement' && job.needsGpu) return 'not measured (no GPU)';
+  const problem = job.state === 'failed' ? interpreterProblem(job.message) : undefined;
+  if (problem) return problem === 'noTorch' ? 'Python has no PyTorch' : 'Python did not start';
+  return jobStateLabel(job.state);
+}
+
+/**
+ * The job's message as the user reads it: a failure of the interpreter (the harness cannot import
+ * PyTorch) says which setting fixes it instead of the worker's traceback line.
+ */
+export function jobMessage(job: Pick<JobView, 'state' | 'message'>): string | undefined {
+  const problem = job.state === 'failed' ? interpreterProblem(job.message) : undefined;
+  return problem ? interpreterProblemText(problem) : job.message;
+}
+
+/** The notification when a job ends: its outcome, then the host's words for it. */
+export function jobOutcomeNotice(job: Pick<JobView, 'state' | 'needsGpu' | 'message'>): string {
+  const label = jobOutcomeLabel(job);
+  const message = jobMessage(job);
+  if (label !== jobStateLabel(job.state)) return `StitchCUDA: ${label}${message ? `: ${message}` : ''}`;
+  return `StitchCUDA: ${message || label}`;
+}
+
 export function basename(uri: string): string {
   const noQuery = uri.split(/[?#]/)[0];
   const parts = noQuery.split('/');
@@ -71,29 +97,47 @@ export function basename(uri: string): string {
 
 export type HostState = 'starting' | 'running' | 'stopped';
 
-export interface StatusBarModel { text: string; tooltip: string; busy: boolean }
+export interface StatusBarModel {
+  text: string;
+  tooltip: string;
+  busy: boolean;
+  /** What a click runs: the plan, the log, or the setting that fixes the last job's failure. */
+  command: { command: string; arguments?: unknown[] };
+}
+
+const SHOW_PLAN = { command: 'stitchcuda.showPlan' };
 
 /** The status-bar item: the host's state, else the newest job's. */
 export function statusBarModel(host: HostState, jobs: JobView[]): StatusBarModel {
-  if (host === 'stopped') return { text: '$(error) StitchCUDA: host stopped', tooltip: 'The StitchCUDA host is not running. Click to show the log; run "StitchCUDA: Restart host" to start it.', busy: false };
-  if (host === 'starting') return { text: '$(loading~spin) StitchCUDA', tooltip: 'Starting the StitchCUDA host…', busy: true };
+  if (host === 'stopped') {
+    return {
+      text: '$(error) StitchCUDA: host stopped', busy: false, command: { command: 'stitchcuda.showLog' },
+      tooltip: 'The StitchCUDA host is not running. Click to show the log; run "StitchCUDA: Restart host" to start it.',
+    };
+  }
+  if (host === 'starting') return { text: '$(loading~spin) StitchCUDA', tooltip: 'Starting the StitchCUDA host…', busy: true, command: SHOW_PLAN };
   const running = jobs.filter((j) => j.state === 'running');
   if (running.length > 0) {
     const j = running[0];
     const phase = j.phase ? j.phase.toLowerCase() : j.tasks.length ? 'coding' : 'planning';
     const cands = j.candidates.length ? ` · ${j.candidates.length} candidate${j.candidates.length === 1 ? '' : 's'}` : '';
     const more = running.length > 1 ? ` (+${running.length - 1})` : '';
-    return { text: `$(sync~spin) StitchCUDA: ${phase}${cands}${more}`, tooltip: `Optimizing ${basename(j.uri)} (job ${j.jobId}). Click to show the plan.`, busy: true };
+    return { text: `$(sync~spin) StitchCUDA: ${phase}${cands}${more}`, tooltip: `Optimizing ${basename(j.uri)} (job ${j.jobId}). Click to show the plan.`, busy: true, command: SHOW_PLAN };
   }
   const last = jobs[0];
-  if (!last) return { text: '$(zap) StitchCUDA', tooltip: 'StitchCUDA is ready. Run "Optimize with StitchCUDA" on a model file.', busy: false };
+  if (!last) return { text: '$(zap) StitchCUDA', tooltip: 'StitchCUDA is ready. Run "Optimize with StitchCUDA" on a model file.', busy: false, command: SHOW_PLAN };
   if (last.state === 'improved') {
     const best = last.candidates.find((c) => c.id === last.bestCandidateId);
     const sp = last.speedupEager ?? best?.speedupEager;
-    return { text: `$(check) StitchCUDA${sp !== undefined ? `: ${formatSpeedup(sp)}` : ': improved'}`, tooltip: last.message || `Job ${last.jobId} improved ${basename(last.uri)}.`, busy: false };
+    return { text: `$(check) StitchCUDA${sp !== undefined ? `: ${formatSpeedup(sp)}` : ': improved'}`, tooltip: last.message || `Job ${last.jobId} improved ${basename(last.uri)}.`, busy: false, command: SHOW_PLAN };
   }
+  const label = jobOutcomeLabel(last);
   const icon = last.state === 'failed' ? '$(warning)' : '$(zap)';
-  return { text: `${icon} StitchCUDA: ${jobStateLabel(last.state)}`, tooltip: last.message || `Job ${last.jobId}: ${jobStateLabel(last.state)}.`, busy: false };
+  const interpreter = last.state === 'failed' && interpreterProblem(last.message) !== undefined;
+  return {
+    text: `${icon} StitchCUDA: ${label}`, tooltip: jobMessage(last) || `Job ${last.jobId}: ${label}.`, busy: false,
+    command: interpreter ? { command: 'workbench.action.openSettings', arguments: ['stitchcuda.pythonPath'] } : SHOW_PLAN,
+  };
 }
 
 export interface LineDecoration { line: number; text: string }

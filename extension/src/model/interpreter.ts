@@ -148,6 +148,13 @@ export function interpreterProblem(message: string | undefined): InterpreterProb
   return undefined;
 }
 
+/** A problem of the interpreter in one sentence, for a view that does not know which interpreter it was. */
+export function interpreterProblemText(kind: InterpreterProblemKind): string {
+  return kind === 'noTorch'
+    ? 'The Python interpreter that runs the harness has no PyTorch. Set stitchcuda.pythonPath to an interpreter that has it.'
+    : 'The Python interpreter that runs the harness could not be started. Set stitchcuda.pythonPath to an interpreter that has PyTorch.';
+}
+
 export interface NoticeAction { title: string; command: string; args: unknown[] }
 export interface InterpreterNotice { message: string; actions: NoticeAction[] }
 

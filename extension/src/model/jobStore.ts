@@ -23,6 +23,8 @@ export interface JobView {
   bestCandidateId?: string;
   speedupEager?: number;
   message?: string;
+  /** The job ended without a GPU: its candidates were never timed or verified. */
+  needsGpu?: boolean;
   startedOrder: number;
 }
 
@@ -137,6 +139,7 @@ export class JobStore {
     job.bestCandidateId = p.bestCandidateId;
     job.speedupEager = p.speedupEager;
     job.message = p.message;
+    job.needsGpu = p.needsGpu;
     this.fire(p.jobId);
   }
 

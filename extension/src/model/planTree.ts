@@ -3,7 +3,7 @@
 
 import { JobView } from './jobStore';
 import { PlanCoverage, Range } from './protocol';
-import { basename, candidateSummary, formatSpeedup, jobStateLabel, taskDescription, taskTooltip } from './format';
+import { basename, candidateSummary, formatSpeedup, jobMessage, jobOutcomeLabel, taskDescription, taskTooltip } from './format';
 
 export type NodeIcon =
   | 'job-running' | 'job-improved' | 'job-done' | 'job-failed'
@@ -97,13 +97,13 @@ export function jobNode(job: JobView): PlanNode {
 
   const best = job.candidates.find((c) => c.id === job.bestCandidateId);
   const speed = job.speedupEager ?? best?.speedupEager;
-  const state = job.state === 'improved' && speed !== undefined ? `improved ${formatSpeedup(speed)}` : jobStateLabel(job.state);
+  const state = job.state === 'improved' && speed !== undefined ? `improved ${formatSpeedup(speed)}` : jobOutcomeLabel(job);
   const counts = job.tasks.length ? `${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} · ` : '';
   return {
     id: job.jobId,
     label: basename(job.uri) || job.jobId,
     description: `${counts}${state}`,
-    tooltip: [`Job ${job.jobId}`, job.uri, job.message ?? ''].filter(Boolean).join('\n'),
+    tooltip: [`Job ${job.jobId}`, job.uri, jobMessage(job) ?? ''].filter(Boolean).join('\n'),
     icon: jobIcon(job.state),
     uri: job.uri,
     contextValue: job.state === 'running' ? 'job-running' : 'job-finished',

@@ -70,6 +70,8 @@ export interface JobFinishedParams {
   bestCandidateId?: string;
   speedupEager?: number;
   message: string;
+  /** No GPU was visible: nothing could be verified or timed. */
+  needsGpu?: boolean;
 }
 
 /** Lower precisions a job may allow (PROTOCOL.md, stitchcuda/optimize). */
@@ -155,6 +157,12 @@ function optNum(o: Obj, key: string, where: string): number | undefined {
 }
 function optStr(o: Obj, key: string, where: string): string | undefined {
   return o[key] === undefined || o[key] === null ? undefined : str(o, key, where);
+}
+function optBool(o: Obj, key: string, where: string): boolean | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new PayloadError(`${where}.${key}: expected a boolean`);
+  return v;
 }
 function strArray(o: Obj, key: string, where: string): string[] {
   const v = o[key];
@@ -289,6 +297,7 @@ export function parseJobFinished(v: unknown): JobFinishedParams {
     bestCandidateId: optStr(o, 'bestCandidateId', 'jobFinished'),
     speedupEager: optNum(o, 'speedupEager', 'jobFinished'),
     message: str(o, 'message', 'jobFinished', ''),
+    ...(optBool(o, 'needsGpu', 'jobFinished') ? { needsGpu: true } : {}),
   };
 }
 

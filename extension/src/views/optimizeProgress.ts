@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import { JobStore, JobView } from '../model/jobStore';
-import { basename, candidateSummary } from '../model/format';
+import { basename, candidateSummary, jobOutcomeNotice } from '../model/format';
 import { jobDiagnostic } from '../model/jobDiagnostics';
 import { ProgressReport } from '../features/jobFeature';
 
@@ -21,8 +21,8 @@ export type FailureHandler = (job: JobView) => boolean;
 
 /** The job's outcome, once, when the progress closes (not for jobs reopened from a log). */
 function announce(job: JobView, onFailure?: FailureHandler): void {
-  const { state, message } = job;
-  const text = `StitchCUDA: ${message || state}`;
+  const { state } = job;
+  const text = jobOutcomeNotice(job);
   if (state === 'failed' && onFailure?.(job)) return;
   // An error in the model itself: name the user's file (the host's message names its snapshot),
   // and go to the line; the diagnostic is there too.

@@ -1,5 +1,5 @@
 // The status-bar item: host state, else the newest job's state and speedup; clicking it
-// shows the plan (or the log when the host is down).
+// shows the plan (the log when the host is down, the interpreter setting when it lacks PyTorch).
 
 import * as vscode from 'vscode';
 import { JobStore } from '../model/jobStore';
@@ -21,7 +21,7 @@ export class StatusBar implements vscode.Disposable {
     const m = statusBarModel(this.host.state, this.store.all());
     this.item.text = m.text;
     this.item.tooltip = m.tooltip;
-    this.item.command = this.host.state === 'stopped' ? 'stitchcuda.showLog' : 'stitchcuda.showPlan';
+    this.item.command = { title: 'StitchCUDA', ...m.command };
     void vscode.commands.executeCommand('setContext', 'stitchcuda.jobRunning', this.store.running().length > 0);
   }
 

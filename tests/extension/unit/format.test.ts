@@ -2,7 +2,9 @@
 // end-of-line profile text and the plan tree.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { candidateSummary, formatMicros, formatSpeedup, profileDecorations, statusBarModel, unverifiedReason } from '../../../extension/src/model/format';
+import {
+  candidateSummary, formatMicros, formatSpeedup, jobOutcomeNotice, profileDecorations, statusBarModel, unverifiedReason,
+} from '../../../extension/src/model/format';
 import { JobStore } from '../../../extension/src/model/jobStore';
 import { planRoots } from '../../../extension/src/model/planTree';
 import { URI, candidate, plan, profile } from './samples';
@@ -34,6 +36,41 @@ test('status bar: host state first, then the running job, then the last result',
   assert.match(running.text, /coding · 1 candidate$/);
   s.finished({ jobId: 'j1', state: 'improved', bestCandidateId: 'c1', message: '' });
   assert.equal(statusBarModel('running', s.all()).text, '$(check) StitchCUDA: 1.8×');
+});
+
+test('a job that had no GPU is "not measured (no GPU)", not "no improvement", in the status bar, the plan and the notification', () => {
+  const s = new JobStore();
+  s.plan(plan);
+  s.candidate(candidate('c1', 'unverified'));
+  const message = 'planned, generated and compiled a candidate; timing and verification need a GPU, and none is visible';
+  s.finished({ jobId: 'j1', state: 'noImprovement', message, needsGpu: true });
+  const bar = statusBarModel('running', s.all());
+  assert.equal(bar.text, '$(zap) StitchCUDA: not measured (no GPU)');
+  assert.equal(bar.tooltip, message);
+  assert.match(planRoots(s.all())[0].description!, /· not measured \(no GPU\)$/);
+  assert.equal(jobOutcomeNotice(s.get('j1')!), `StitchCUDA: not measured (no GPU): ${message}`);
+  // With a GPU, a job whose candidates were not faster is what it says.
+  s.finished({ jobId: 'j1', state: 'noImprovement', message: 'verified c1, but it is not faster than eager' });
+  assert.equal(statusBarModel('running', s.all()).text, '$(zap) StitchCUDA: no improvement');
+  assert.equal(jobOutcomeNotice(s.get('j1')!), 'StitchCUDA: verified c1, but it is not faster than eager');
+});
+
+test('an interpreter without PyTorch: one clear message naming stitchcuda.pythonPath, and a click opens that setting', () => {
+  const s = new JobStore();
+  s.started('j1', URI);
+  s.finished({ jobId: 'j1', state: 'failed', message: "ModuleNotFoundError: No module named 'torch' [internal_error]" });
+  const bar = statusBarModel('running', s.all());
+  assert.equal(bar.text, '$(warning) StitchCUDA: Python has no PyTorch');
+  assert.match(bar.tooltip, /stitchcuda\.pythonPath/);
+  assert.doesNotMatch(bar.tooltip, /ModuleNotFoundError|internal_error|hello failed/);
+  assert.deepEqual(bar.command, { command: 'workbench.action.openSettings', arguments: ['stitchcuda.pythonPath'] });
+  const [job] = planRoots(s.all());
+  assert.match(job.description!, /Python has no PyTorch/);
+  assert.doesNotMatch(job.tooltip!, /ModuleNotFoundError/);
+  // Any other failure keeps the host's words and shows the plan.
+  s.finished({ jobId: 'j1', state: 'failed', message: 'mlp.py:3: SyntaxError: invalid syntax [task_import_error]' });
+  assert.equal(statusBarModel('running', s.all()).text, '$(warning) StitchCUDA: failed');
+  assert.deepEqual(statusBarModel('running', s.all()).command, { command: 'stitchcuda.showPlan' });
 });
 
 test('profile decorations: the hottest lines, host text first, in line order', () => {

@@ -8,6 +8,12 @@ import {
 } from '../../../extension/src/model/protocol';
 import { candidate, plan, profile } from './samples';
 
+test('a finish says when no GPU was visible', () => {
+  assert.equal(parseJobFinished({ jobId: 'j', state: 'noImprovement', message: 'm', needsGpu: true }).needsGpu, true);
+  assert.equal(parseJobFinished({ jobId: 'j', state: 'improved', message: 'm' }).needsGpu, undefined);
+  assert.throws(() => parseJobFinished({ jobId: 'j', state: 'noImprovement', needsGpu: 'yes' }), /jobFinished\.needsGpu/);
+});
+
 test('a plan parses and keeps every task field', () => {
   const p = parsePlan(JSON.parse(JSON.stringify(plan)));
   assert.deepEqual(JSON.parse(JSON.stringify(p)), plan);
