@@ -2,6 +2,7 @@
 // binary (bin/linux-x64/stitchcuda) and the Python harness, and packs a linux-x64 .vsix
 // with @vscode/vsce. Usage: node extension/package.mjs [--host PATH] [--out FILE]
 //   [--allow-missing-host]   (a .vsix without a host, which then needs stitchcuda.hostPath)
+// On a fresh checkout it first installs its tools (esbuild, vsce) from the lockfile with `npm ci`.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -16,6 +17,14 @@ const opt = (name, fallback) => {
 const host = resolve(root, opt('--host', process.env.STITCHCUDA_HOST_BINARY || 'build/bin/stitchcuda'));
 const out = resolve(root, opt('--out', 'out/stitchcuda-linux-x64.vsix'));
 const stage = join(root, 'out/vsix-stage');
+
+// The npm packages this script runs: a checkout without node_modules gets them, as `make setup` would.
+if (!['esbuild/package.json', '@vscode/vsce/vsce'].every((p) => existsSync(join(root, 'node_modules', p)))) {
+  console.log('package: installing the npm packages of package-lock.json (npm ci)');
+  // Under `npm run`, npm_execpath is the npm that runs us; else npm on PATH.
+  const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] : ['npm', []];
+  execFileSync(npm[0], [...npm[1], 'ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit' });
+}
 
 execFileSync(process.execPath, [join(root, 'extension/esbuild.mjs'), '--production'], { stdio: 'inherit' });
 
