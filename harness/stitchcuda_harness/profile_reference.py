@@ -4,7 +4,10 @@ GPU the same table holds CPU time and says so.
 
 Lines are found by a line tracer that opens a profiler range `stitchcuda.line:N` for each line
 executed in the task file; every op is attributed to its innermost such range. The profiler's own
-stacks are not used: torch 1.13 reports the function's first line there, not the calling line."""
+stacks are not used: torch 1.13 reports the function's first line there, not the calling line.
+Each line lists the operators the line itself calls (`aten::linear`, `aten::add`), each with the time
+of everything it runs inside (`aten::addmm`, the `aten::to` that wraps a Python scalar): the editor's
+hover names what the user wrote, not PyTorch's internals."""
 from __future__ import annotations
 
 import os
@@ -15,10 +18,15 @@ from typing import Any, Optional
 import torch
 
 from .errors import from_exception
+from .stage_deadline import stage
 from .task_loader import Task
 
 _RANGE = "stitchcuda.line:"
 _PROFILER_OWN = {"Activity Buffer Request"}  # the profiler's own bookkeeping, not the model's work
+
+
+def _profiler_own(name: str) -> bool:
+    return name in _PROFILER_OWN or name.startswith("profiler::")
 
 
 class _LineRanges:
@@ -29,13 +37,14 @@ class _LineRanges:
         self.open: dict[int, Any] = {}
 
     def _switch(self, frame: Any, line: Optional[int]) -> None:
+        # The profiler's range ops themselves, not torch.autograd.profiler.record_function: on torch
+        # 1.13 that one allocates tensors (torch.zeros, a handle) which the profile would count as the
+        # line's own operators.
         rng = self.open.pop(id(frame), None)
         if rng is not None:
-            rng.__exit__(None, None, None)
+            torch.ops.profiler._record_function_exit._RecordFunction(rng)
         if line is not None:
-            rng = torch.autograd.profiler.record_function(f"{_RANGE}{line}")
-            rng.__enter__()
-            self.open[id(frame)] = rng
+            self.open[id(frame)] = torch.ops.profiler._record_function_enter_new(f"{_RANGE}{line}", None)
 
     def global_trace(self, frame: Any, event: str, arg: Any) -> Any:
         if event == "call" and os.path.realpath(frame.f_code.co_filename) == self.task_file:
@@ -59,13 +68,15 @@ def _self_time_us(evt: Any, on_gpu: bool) -> float:
     return float(evt.self_cpu_time_total)
 
 
-def _user_line(evt: Any) -> Optional[int]:
-    e = getattr(evt, "cpu_parent", None)
+def _line_and_call(evt: Any) -> tuple[Optional[int], Any]:
+    """The user's line `evt` ran under, and the operator that line called which `evt` is part of
+    (`evt` itself, or its outermost enclosing operator below the line's range)."""
+    call, e = evt, getattr(evt, "cpu_parent", None)
     while e is not None:
         if e.name.startswith(_RANGE):
-            return int(e.name[len(_RANGE):])
-        e = getattr(e, "cpu_parent", None)
-    return None
+            return int(e.name[len(_RANGE):]), call
+        call, e = e, getattr(e, "cpu_parent", None)
+    return None, call
 
 
 def profile_reference(task: Task, device: torch.device, params: dict[str, Any]) -> dict[str, Any]:
@@ -85,8 +96,9 @@ def profile_reference(task: Task, device: torch.device, params: dict[str, Any]) 
             previous = sys.gettrace()
             sys.settrace(tracer.global_trace)
             try:
-                for _ in range(iterations):
-                    model(*inputs)
+                with stage(task.forward_stage(f"profiling, {iterations} calls"), (task.path,)):
+                    for _ in range(iterations):
+                        model(*inputs)
             finally:
                 sys.settrace(previous)
             if on_gpu:
@@ -97,14 +109,15 @@ def profile_reference(task: Task, device: torch.device, params: dict[str, Any]) 
         source_lines = f.read().splitlines()
     per_line: dict[Optional[int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
     for evt in prof.events():
-        if not str(getattr(evt, "device_type", "CPU")).endswith("CPU") or evt.name.startswith(_RANGE) or evt.name in _PROFILER_OWN:
+        if not str(getattr(evt, "device_type", "CPU")).endswith("CPU") or evt.name.startswith(_RANGE) or _profiler_own(evt.name):
             continue  # kernel rows: their time is already in the launching op's self device time
-        t = _self_time_us(evt, on_gpu)
-        if t <= 0:
-            continue
-        slot = per_line[_user_line(evt)][evt.name]
-        slot[0] += t / iterations
-        slot[1] += 1
+        line, call = _line_and_call(evt)
+        slot = per_line[line][call.name]
+        slot[0] += max(0.0, _self_time_us(evt, on_gpu)) / iterations
+        slot[1] += 1 if call is evt else 0
+    for ops in per_line.values():
+        for name in [n for n, v in ops.items() if v[0] <= 0]:
+            del ops[name]  # no time of its own or inside it: nothing to show
     total = sum(v[0] for ops in per_line.values() for v in ops.values())
     lines = []
     for line, ops in per_line.items():
