@@ -543,8 +543,9 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
   else if (!plan.fixedRowsWhy.empty())
     cu << "\n// Rows: fixed at " << (graph.independentRows ? std::to_string(*graph.independentRows) : std::string("those captured"))
        << ": " << plan.fixedRowsWhy;
-  bool gemm = false, conv = false, rnn = false, directDeconv = false;
+  bool gemm = false, conv = false, rnn = false, directDeconv = false, folds = false;
   for (const auto& k : plan.kernels) {
+    folds = folds || (!k.library && foldsReductions(k.kernel));
     // A pointwise convolution measures a cuBLASLt GEMM against cuDNN.
     gemm = gemm || (k.library && (k.library->kind == LibraryCall::Kind::Gemm ||
                                   (k.library->kind == LibraryCall::Kind::Conv && pointwiseGemm(k.library->conv))));
@@ -553,7 +554,8 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
     directDeconv =
         directDeconv || (k.library && k.library->kind == LibraryCall::Kind::Conv && directDeconvTile(k.library->conv));
   }
-  cu << ".\n" << emitPrelude() << emitLibraryPrelude(gemm, conv, rnn, directDeconv, plan.tensorCores);
+  cu << ".\n" << emitPrelude() << (folds ? emitFoldPrelude() : "")
+     << emitLibraryPrelude(gemm, conv, rnn, directDeconv, plan.tensorCores);
   std::vector<SegmentEntry> segments;
   for (const Step& step : lay.steps) {
     if (step.node) continue;

@@ -147,16 +147,32 @@ std::string stored(const std::string& dtype, const std::string& v) {
 }
 
 // A place values are computed: per element (with `lin` the iteration index, lanes when
-// vectorized) or per row (`lin` the row's first element).
+// vectorized) or per row (`lin` the row's first element). `cached`: inside a loop over the
+// chunks a row kernel holds in registers (chunk `k`), whose inputs are read from there.
 struct Scope {
   bool lanes = false;
+  bool cached = false;
   std::map<int, std::string> memo;
 };
 
 class Emitter {
+  // What one pass over a row computes: one reduction, or two folded into one state (findPasses);
+  // `input` is the value both reduce, `mean` a norm's mean, which the state holds.
+  enum class Fold { None, MaxExpSum, Moments };
+  struct Pass {
+    std::vector<int> reds;
+    Fold fold = Fold::None;
+    int input = -1;
+    int mean = -1;
+  };
+
 public:
   Emitter(const FusedKernel& k, const std::string& name, const Variant& v, const std::map<std::string, int>& slots)
-      : k_(k), name_(name), variant_(v), slots_(slots) {}
+      : k_(k), name_(name), variant_(v), slots_(slots) {
+    if (k_.reduces()) passes_ = findPasses();
+  }
+
+  bool folds() const { return anyPass(Fold::MaxExpSum) || anyPass(Fold::Moments); }
 
   EmittedKernel run() {
     std::ostringstream out;
@@ -413,7 +429,8 @@ private:
         expr += (v.pool.weights >= 0 ? in(v.pool.weights) + ", " : "") + "lin)";
         break;
       case ValueOp::Input:
-        if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";
+        if (s.cached && cached_.count(v.input)) expr = "C" + std::to_string(v.input) + "[k]" + (s.lanes ? "[l]" : "");
+        else if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";
         else expr = load(v.input);
         break;
       case ValueOp::Concat:
@@ -511,9 +528,9 @@ private:
   }
 
   // Loads the linear float inputs `ids` for VEC lanes at `base` (16-byte loads when VEC is 4).
-  void loadLanes(std::ostream& o, const std::set<int>& ids, const std::string& indent) {
+  void loadLanes(std::ostream& o, const std::set<int>& ids, const std::string& indent, bool cached = false) {
     for (int i : ids) {
-      if (!k_.inputs[i].linear || !floatInput(i)) continue;
+      if (!k_.inputs[i].linear || !floatInput(i) || (cached && cached_.count(i))) continue;
       o << indent << "float L" << i << "[VEC];\n"
         << indent << "if constexpr (VEC == 4) { const float4 q = *reinterpret_cast<const float4*>(" << in(i)
         << " + base); L" << i << "[0] = q.x; L" << i << "[1] = q.y; L" << i << "[2] = q.z; L" << i << "[3] = q.w; }\n"
@@ -542,7 +559,7 @@ private:
                 const std::function<void(std::ostream&, const std::string&)>& after) {
     std::set<int> inputs, seen;
     for (int r : roots) collectInputs(r, inputs, seen);
-    loadLanes(o, inputs, indent);
+    loadLanes(o, inputs, indent, outer.cached);
     o << indent << "#pragma unroll\n" << indent << "for (int l = 0; l < VEC; ++l) {\n";
     const std::string in2 = indent + "  ";
     o << in2 << "const int64_t lin = base + l;\n" << in2 << "(void)lin;\n";
@@ -610,8 +627,9 @@ private:
     o << "  }\n}\n";
   }
 
-  // Reductions of a row kernel in order: each one is a pass over the row, then the row values
-  // that depend only on finished reductions are hoisted into `row`.
+  // Reductions of a row kernel in order. Each pass over the row computes one of them, or two
+  // folded into one state (findPasses); then the row values that depend only on finished
+  // reductions are hoisted into `row`.
   std::vector<int> reductions() const {
     std::vector<int> r;
     for (std::size_t i = 0; i < k_.values.size(); ++i)
@@ -625,21 +643,110 @@ private:
     return false;
   }
 
-  void hoistRowValues(std::ostream& o, Scope& row, int upTo, const std::string& indent) {
+  // `done`: the reductions finished so far.
+  void hoistRowValues(std::ostream& o, Scope& row, const std::set<int>& done, const std::string& indent) {
     for (int i = 0; i < static_cast<int>(k_.values.size()); ++i) {
       const KernelValue& v = k_.values[i];
       if (v.op == ValueOp::Unary || v.op == ValueOp::Binary || v.op == ValueOp::Select)
-        if (!k_.variesOverReduced(i) && dependsOnlyOnRow(i, upTo)) value(i, row, o, indent);
+        if (!k_.variesOverReduced(i) && dependsOnlyOnRow(i, done)) value(i, row, o, indent);
     }
   }
 
-  bool dependsOnlyOnRow(int id, int upTo) const {
+  bool dependsOnlyOnRow(int id, const std::set<int>& done) const {
     const KernelValue& v = k_.values[id];
-    if (v.op == ValueOp::Reduce) return id <= upTo;
+    if (v.op == ValueOp::Reduce) return done.count(id) > 0;
     if (v.op == ValueOp::Input) return !k_.variesOverReduced(id);
     for (int a : v.args)
-      if (!dependsOnlyOnRow(a, upTo)) return false;
+      if (!dependsOnlyOnRow(a, done)) return false;
     return true;
+  }
+
+  // The reductions of the first `count` passes.
+  std::set<int> finished(std::size_t count) const {
+    std::set<int> done;
+    for (std::size_t p = 0; p < count; ++p) done.insert(passes_[p].reds.begin(), passes_[p].reds.end());
+    return done;
+  }
+
+  // Softmax's statistics: `m` the Max of x, `s` a later Sum of exp(x − m).
+  bool maxExpSum(int m, int s) const {
+    const KernelValue& M = k_.values[m];
+    const KernelValue& S = k_.values[s];
+    if (M.reduce != ReduceKind::Max || S.reduce != ReduceKind::Sum) return false;
+    const KernelValue& e = k_.values[S.args[0]];
+    if (e.op != ValueOp::Unary || e.fn != "exp" || !e.params.empty()) return false;
+    const KernelValue& d = k_.values[e.args[0]];
+    return d.op == ValueOp::Binary && d.fn == "sub" && d.args[0] == M.args[0] && d.args[1] == m;
+  }
+
+  // A norm's statistics: `a` the Sum of x, `b` a later Sum of (x − mean)², mean = a / n with n the
+  // row's element count. The mean's value, or -1.
+  int moments(int a, int b) const {
+    const KernelValue& A = k_.values[a];
+    const KernelValue& B = k_.values[b];
+    if (A.reduce != ReduceKind::Sum || B.reduce != ReduceKind::Sum) return -1;
+    const KernelValue& sq = k_.values[B.args[0]];
+    int c = -1;
+    if (sq.op == ValueOp::Binary && sq.fn == "mul" && sq.args[0] == sq.args[1]) c = sq.args[0];
+    if (sq.op == ValueOp::Unary && sq.fn == "square") c = sq.args[0];
+    if (sq.op == ValueOp::Unary && sq.fn == "pow_scalar" && sq.params == std::vector<double>{2.0}) c = sq.args[0];
+    if (c < 0) return -1;
+    const KernelValue& C = k_.values[c];
+    if (C.op != ValueOp::Binary || C.fn != "sub" || C.args[0] != A.args[0]) return -1;
+    const int q = C.args[1];
+    const KernelValue& Q = k_.values[q];
+    if (Q.op != ValueOp::Binary || Q.fn != "div" || Q.args[0] != a) return -1;
+    const KernelValue& n = k_.values[Q.args[1]];
+    if (n.op != ValueOp::Constant || n.params.at(0) != static_cast<double>(k_.reduced())) return -1;
+    return q;
+  }
+
+  // Softmax's max and sum of exponentials, and a norm's mean and squared deviations, each read
+  // the row twice as two reductions (and a third time to write it). Folded, one pass computes
+  // both: softmax's online max and rescaled sum, the norm's Welford moments. Folding moves the
+  // second reduction up to the first's pass, which holds where x depends on no reduction.
+  std::vector<Pass> findPasses() const {
+    std::vector<Pass> ps;
+    std::set<int> taken;
+    const auto reds = reductions();
+    for (std::size_t i = 0; i < reds.size(); ++i) {
+      if (taken.count(reds[i])) continue;
+      Pass p{{reds[i]}};
+      const int x = k_.values[reds[i]].args[0];
+      if (!dependsOnReduction(x) && !k_.values[x].integer)
+        for (std::size_t j = i + 1; j < reds.size() && p.fold == Fold::None; ++j) {
+          if (taken.count(reds[j])) continue;
+          if (maxExpSum(reds[i], reds[j])) p = {{reds[i], reds[j]}, Fold::MaxExpSum, x};
+          else if (const int q = moments(reds[i], reds[j]); q >= 0) p = {{reds[i], reds[j]}, Fold::Moments, x, q};
+        }
+      taken.insert(p.reds.begin(), p.reds.end());
+      ps.push_back(p);
+    }
+    return ps;
+  }
+
+  bool anyPass(Fold f) const {
+    for (const Pass& p : passes_)
+      if (p.fold == f) return true;
+    return false;
+  }
+
+  static const char* foldType(Fold f) { return f == Fold::MaxExpSum ? "MaxExpSum" : "Moments"; }
+  static std::string foldScratch(Fold f) { return f == Fold::MaxExpSum ? "mscratch" : "wscratch"; }
+  // The state a fold pass accumulates into.
+  static std::string foldState(const Pass& p) { return "st" + std::to_string(p.reds[0]); }
+
+  // The reductions of a folded pass as fields of its merged state `st`, recorded in `row` (a
+  // norm's mean too: the state holds it, where sum / n would round it again).
+  void bindFold(Scope& row, const Pass& p, const std::string& st) {
+    if (p.fold == Fold::MaxExpSum) {
+      row.memo[p.reds[0]] = st + ".m";
+      row.memo[p.reds[1]] = st + ".s";
+    } else {
+      row.memo[p.reds[0]] = "(" + st + ".mean * " + floatLiteral(static_cast<double>(k_.reduced())) + ")";
+      row.memo[p.reds[1]] = st + ".m2";
+      row.memo[p.mean] = st + ".mean";
+    }
   }
 
   bool dependsOnReduction(int id) const {
@@ -662,39 +769,151 @@ private:
   }
 
   void declareScratch(std::ostream& o) {
-    o << "  __shared__ float scratch[33];\n";
+    if (anyPass(Fold::None)) o << "  __shared__ float scratch[33];\n";
     if (anyArg()) o << "  __shared__ long long iscratch[33];\n";
+    for (Fold f : {Fold::MaxExpSum, Fold::Moments})
+      if (anyPass(f)) o << "  __shared__ " << foldType(f) << " " << foldScratch(f) << "[33];\n";
   }
 
-  // Accumulates reduction `r` over the chunks `first, first + stride, ...` of the row at `rowBase`.
-  // The stride is the launch's thread count as a constant, so the loop unrolls and each thread
-  // has four 16-byte loads in flight instead of one: a row of 1024 floats over 128 threads is
-  // two chunks per thread, and with one load at a time the block waits out the latency twice.
-  void accumulate(std::ostream& o, Scope& row, int r, const std::string& first, int64_t stride,
+  // A row read more than once (several passes, or a pass and the write of full-size outputs) and
+  // short enough is held in registers: each thread loads its chunks once, at most cacheFloats()
+  // floats, and every pass and the write read them there (Scope::cached). A row a warp takes (up
+  // to 1024 floats) or a block of 256 threads (up to 8192) then moves through the SM once, as its
+  // floor does; longer rows are read again by each pass.
+  // Floats a thread of a `block`-thread launch may hold: 32, fewer where a thread's share of the
+  // SM's registers is smaller (64 at 1024 threads), so that they are not spilled.
+  static int64_t cacheFloats(int64_t block) { return std::min<int64_t>(32, 16384 / block); }
+  void cacheRow(std::ostream& o, const std::string& first, int64_t stride, const std::string& ind) {
+    if (passes_.size() + (fullOutputs().empty() ? 0 : 1) < 2) return;
+    std::set<int> inputs, seen;
+    for (const Pass& p : passes_) collectInputs(p.fold != Fold::None ? p.input : k_.values[p.reds[0]].args[0], inputs, seen);
+    for (int v : fullOutputs()) collectInputs(v, inputs, seen);
+    std::set<int> cache;
+    for (int i : inputs)
+      if (k_.inputs[i].linear && floatInput(i)) cache.insert(i);
+    // Floats per thread and input, with 16-byte chunks or without (VEC 1 takes as many or fewer).
+    const int64_t R = k_.reduced(), floats = 4 * (((R + 3) / 4 + stride - 1) / stride);
+    if (cache.empty() || floats * static_cast<int64_t>(cache.size()) > cacheFloats(variant_.block)) return;
+    cached_ = cache;
+    o << ind << "constexpr int kCached = (int)((" << i64(R) << " / VEC + " << i64(stride - 1) << ") / " << i64(stride)
+      << ");\n";
+    for (int i : cache) o << ind << "float C" << i << "[kCached][VEC];\n";
+    o << ind << "#pragma unroll\n"
+      << ind << "for (int k = 0; k < kCached; ++k) {\n"
+      << ind << "  const int64_t c = " << first << " + (int64_t)k * " << i64(stride) << ";\n"
+      << ind << "  if (c < " << chunks() << ") {\n"
+      << ind << "    const int64_t base = " << chunkBase() << ";\n";
+    for (int i : cache) {
+      const std::string C = "C" + std::to_string(i) + "[k]";
+      o << ind << "    if constexpr (VEC == 4) { const float4 q = *reinterpret_cast<const float4*>(" << in(i) << " + base); "
+        << C << "[0] = q.x; " << C << "[1] = q.y; " << C << "[2] = q.z; " << C << "[3] = q.w; }\n"
+        << ind << "    else { for (int l = 0; l < VEC; ++l) " << C << "[l] = " << in(i) << "[base + l]; }\n";
+    }
+    o << ind << "  }\n" << ind << "}\n";
+  }
+
+  // The loop over the chunks `first, first + stride, ...` of the row at `rowBase`; `body` emits
+  // what one chunk (at `base`) does, in the scope it is given. The stride is the launch's thread
+  // count as a constant, so the loop unrolls and each thread has four 16-byte loads in flight
+  // instead of one: a row of 1024 floats over 128 threads is two chunks per thread, and with one
+  // load at a time the block waits out the latency twice. A row held in registers (cacheRow)
+  // loops over the thread's chunks there, unrolled whole.
+  void chunkLoop(std::ostream& o, const Scope& row, const std::string& first, int64_t stride, int unroll,
+                 const std::string& indent, const std::function<void(const Scope&, const std::string&)>& body) {
+    if (cached_.empty()) {
+      o << indent << "#pragma unroll " << unroll << "\n"
+        << indent << "for (int64_t c = " << first << "; c < " << chunks() << "; c += " << i64(stride) << ") {\n"
+        << indent << "  const int64_t base = " << chunkBase() << ";\n";
+      body(row, indent + "  ");
+      o << indent << "}\n";
+      return;
+    }
+    Scope s = row;
+    s.cached = true;
+    o << indent << "#pragma unroll\n"
+      << indent << "for (int k = 0; k < kCached; ++k) {\n"
+      << indent << "  const int64_t c = " << first << " + (int64_t)k * " << i64(stride) << ";\n"
+      << indent << "  if (c < " << chunks() << ") {\n"
+      << indent << "    const int64_t base = " << chunkBase() << ";\n";
+    body(s, indent + "    ");
+    o << indent << "  }\n" << indent << "}\n";
+  }
+
+  // The row's whole chunks and the first element of chunk `c`: from rowBase, or in a ragged row
+  // from its first 16-byte boundary.
+  std::string chunks() const { return ragged_ ? std::string("chunks") : i64(k_.reduced()) + " / VEC"; }
+  std::string chunkBase() const { return ragged_ ? "rowBase + head + c * VEC" : "rowBase + c * VEC"; }
+
+  // A ragged row's elements outside its whole chunks, one at a time (`lin` each): those before
+  // its first 16-byte boundary and those after its last whole chunk.
+  void elementLoop(std::ostream& o, const Scope& row, const std::string& first, int64_t stride, const std::string& ind,
+                   const std::function<void(Scope&, const std::string&)>& body) {
+    if (!ragged_) return;
+    o << ind << "for (int64_t j = " << first << "; j < " << i64(k_.reduced()) << " - chunks * VEC; j += " << i64(stride)
+      << ") {\n"
+      << ind << "  const int64_t lin = rowBase + (j < head ? j : j + chunks * VEC);\n";
+    Scope s = row;
+    body(s, ind + "  ");
+    o << ind << "}\n";
+  }
+
+  // Accumulates pass `p` over the chunks `first, first + stride, ...` of the row at `rowBase`:
+  // into acc<r> (and acci<r>), or a fold's state, merged once per chunk.
+  void accumulate(std::ostream& o, Scope& row, const Pass& p, const std::string& first, int64_t stride,
                   const std::string& indent, int unroll = 4) {
+    if (p.fold != Fold::None) {
+      const std::string T = foldType(p.fold), st = foldState(p);
+      o << indent << T << " " << st << " = " << T << "::identity();\n";
+      chunkLoop(o, row, first, stride, unroll, indent, [&](const Scope& s, const std::string& in2) {
+        o << in2 << "float X[VEC];\n";
+        laneBody(o, {p.input}, s, in2,
+                 [&](std::ostream& os, const auto& names, const std::string& in3) { os << in3 << "X[l] = " << names[0] << ";\n"; },
+                 [&](std::ostream& os, const std::string& in3) {
+                   os << in3 << st << " = " << T << "::merge(" << st << ", " << T << "::of<VEC>(X));\n";
+                 });
+      });
+      elementLoop(o, row, first, stride, indent, [&](Scope& s, const std::string& in2) {
+        const std::string v = value(p.input, s, o, in2);
+        o << in2 << st << " = " << T << "::merge(" << st << ", " << T << "::of(" << v << "));\n";
+      });
+      return;
+    }
+    const int r = p.reds[0];
     const KernelValue& red = k_.values[r];
     const std::string R = std::to_string(r);
     o << indent << "float acc" << R << " = " << reduceInit(red.reduce) << ";\n";
     if (isArg(red.reduce)) o << indent << "long long acci" << R << " = 0x7fffffffffffffffLL;\n";
-    o << indent << "#pragma unroll " << unroll << "\n"
-      << indent << "for (int64_t c = " << first << "; c < " << i64(k_.reduced()) << " / VEC; c += " << i64(stride) << ") {\n"
-      << indent << "  const int64_t base = rowBase + c * VEC;\n";
-    laneBody(o, {red.args[0]}, row, indent + "  ",
-             [&](std::ostream& os, const auto& names, const std::string& in2) {
-               if (isArg(red.reduce))
-                 os << in2 << reduceOp(red.reduce) << "::apply(acc" << R << ", acci" << R << ", " << names[0]
-                    << ", lin - rowBase);\n";
-               else
-                 os << in2 << "acc" << R << " = " << reduceOp(red.reduce) << "::apply(acc" << R << ", " << names[0]
-                    << ");\n";
-             },
-             [](std::ostream&, const std::string&) {});
-    o << indent << "}\n";
+    chunkLoop(o, row, first, stride, unroll, indent, [&](const Scope& s, const std::string& in2) {
+      laneBody(o, {red.args[0]}, s, in2,
+               [&](std::ostream& os, const auto& names, const std::string& in3) {
+                 if (isArg(red.reduce))
+                   os << in3 << reduceOp(red.reduce) << "::apply(acc" << R << ", acci" << R << ", " << names[0]
+                      << ", lin - rowBase);\n";
+                 else
+                   os << in3 << "acc" << R << " = " << reduceOp(red.reduce) << "::apply(acc" << R << ", " << names[0]
+                      << ");\n";
+               },
+               [](std::ostream&, const std::string&) {});
+    });
+    elementLoop(o, row, first, stride, indent, [&](Scope& s, const std::string& in2) {
+      const std::string v = value(red.args[0], s, o, in2);
+      if (isArg(red.reduce))
+        o << in2 << reduceOp(red.reduce) << "::apply(acc" << R << ", acci" << R << ", " << v << ", lin - rowBase);\n";
+      else
+        o << in2 << "acc" << R << " = " << reduceOp(red.reduce) << "::apply(acc" << R << ", " << v << ");\n";
+    });
   }
 
-  // The block-wide (or with `warp`, warp-wide) combine of reduction `r`'s accumulators into
-  // red<r> (and idx<r>).
-  void combine(std::ostream& o, int r, const std::string& indent, bool warp = false) {
+  // The block-wide (or with `warp`, warp-wide) combine of pass `p`'s accumulators: into red<r>
+  // (and idx<r>), or a fold's merged state st<r>r.
+  void mergeBlock(std::ostream& o, const Pass& p, const std::string& indent, bool warp = false) {
+    if (p.fold != Fold::None) {
+      const std::string st = foldState(p);
+      o << indent << "const " << foldType(p.fold) << " " << st << "r = "
+        << (warp ? "warpMerge(" + st + ")" : "blockMerge(" + st + ", " + foldScratch(p.fold) + ")") << ";\n";
+      return;
+    }
+    const int r = p.reds[0];
     const KernelValue& red = k_.values[r];
     const std::string R = std::to_string(r);
     const std::string isMax = red.reduce == ReduceKind::ArgMax ? "true" : "false";
@@ -709,19 +928,23 @@ private:
     }
   }
 
-  // The pass that writes the full-size outputs of the row at `rowBase`: chunks `first, first +
-  // stride, ...`, the stride a constant so the loop unrolls.
+  // mergeBlock, and a fold's reductions bound from its state.
+  void combine(std::ostream& o, Scope& row, const Pass& p, const std::string& indent, bool warp = false) {
+    mergeBlock(o, p, indent, warp);
+    if (p.fold != Fold::None) bindFold(row, p, foldState(p) + "r");
+  }
+
+  // The pass that writes the full-size outputs of the row at `rowBase`.
   void writeFullOutputs(std::ostream& o, Scope& row, const std::string& first, int64_t stride, int unroll,
                         const std::string& ind) {
     if (fullOutputs().empty()) return;
-    o << ind << "#pragma unroll " << unroll << "\n"
-      << ind << "for (int64_t c = " << first << "; c < " << i64(k_.reduced()) << " / VEC; c += " << i64(stride) << ") {\n"
-      << ind << "  const int64_t base = rowBase + c * VEC;\n";
-    declareOutLanes(o, ind + "  ");
-    laneBody(o, fullOutputs(), row, ind + "  ",
-             [&](std::ostream& os, const auto& names, const std::string& in2) { sinkOutputs(os, names, in2); },
-             [&](std::ostream& os, const std::string& in2) { storeOutputs(os, in2); });
-    o << ind << "}\n";
+    chunkLoop(o, row, first, stride, unroll, ind, [&](const Scope& s, const std::string& in2) {
+      declareOutLanes(o, in2);
+      laneBody(o, fullOutputs(), s, in2,
+               [&](std::ostream& os, const auto& names, const std::string& in3) { sinkOutputs(os, names, in3); },
+               [&](std::ostream& os, const std::string& in3) { storeOutputs(os, in3); });
+    });
+    elementLoop(o, row, first, stride, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
   }
 
   // A block per row (or with `warp`, a warp per row), rows striding over the grid.
@@ -739,25 +962,35 @@ private:
     }
     o << "    const int64_t rowBase = row * " << i64(R) << ";\n"
       << "    { const int64_t lin = rowBase; (void)lin;\n";
+    // A row whose length 16-byte chunks do not divide starts at any element: with VEC 4 its
+    // chunks start at its first 16-byte boundary (the pointers are aligned), and the elements
+    // around them are taken one at a time (elementLoop).
+    ragged_ = R % 4 != 0;
+    if (ragged_)
+      o << "    const int64_t head = VEC == 4 ? (-rowBase) & 3 : 0;\n"
+        << "    const int64_t chunks = (" << i64(R) << " - head) / VEC;\n";
     Scope row;
     const std::string ind = "    ", first = warp ? "lane" : "threadIdx.x";
     const int64_t stride = warp ? 32 : variant_.block;
     const int unroll = warp ? 8 : 4;
-    for (int r : reductions()) {
-      accumulate(o, row, r, first, stride, ind, unroll);
-      combine(o, r, ind, warp);
-      hoistRowValues(o, row, r, ind);
+    cacheRow(o, first, stride, ind);
+    for (std::size_t p = 0; p < passes_.size(); ++p) {
+      accumulate(o, row, passes_[p], first, stride, ind, unroll);
+      combine(o, row, passes_[p], ind, warp);
+      hoistRowValues(o, row, finished(p + 1), ind);
     }
     writeRowOutputs(o, row, "row", ind, first + " == 0");
     writeFullOutputs(o, row, first, stride, unroll, ind);
     o << "    }\n  }\n}\n";
+    cached_.clear();
+    ragged_ = false;
   }
 
-  // A one-pass kernel: independent reductions and per-row outputs only.
+  // A one-pass kernel: per-row outputs only, and passes whose inputs depend on no reduction.
   bool onePass() const {
     if (!fullOutputs().empty()) return false;
-    for (int r : reductions())
-      if (dependsOnReduction(k_.values[r].args[0])) return false;
+    for (const Pass& p : passes_)
+      if (p.fold == Fold::None && dependsOnReduction(k_.values[p.reds[0]].args[0])) return false;
     return true;
   }
 
@@ -780,15 +1013,31 @@ private:
 
   std::string splitChunk() const { return "split * " + i64(variant_.block) + " + threadIdx.x"; }
 
-  // Thread 0 stores this block's result of each reduction `reds[j]`, j in `js`, as partial
-  // `split` of its row (the buffer holds `nred` per split). The row's last block to arrive (an
-  // atomic count, reset for the next launch) combines the S partials of each in split order,
-  // so the result does not depend on timing, into red<r>f (and idx<r>f), recorded in `row`.
-  void combineSplits(std::ostream& o, Scope& row, const std::vector<int>& reds, const std::vector<int64_t>& js,
-                     int64_t S, int64_t nred, const std::string& ind) {
-    for (int64_t j : js) {
-      const int r = reds[j];
-      const std::string slot = "(row * " + i64(S) + " + split) * " + i64(nred) + " + " + std::to_string(j);
+  // Where reduction `r` stands among the kernel's reductions (its slot in the split buffers).
+  int64_t position(int r) const {
+    const auto reds = reductions();
+    return std::find(reds.begin(), reds.end(), r) - reds.begin();
+  }
+
+  // A fold pass's buffer of partial states, one per split of each row.
+  std::string foldPart(const Pass& p) const { return name_ + "_fpart" + std::to_string(p.reds[0]); }
+
+  // Thread 0 stores this block's result of each pass in `ps` as partial `split` of its row (the
+  // buffer holds one per reduction and split; a fold's states have their own). The row's last
+  // block to arrive (an atomic count, reset for the next launch) combines the S partials of each
+  // in split order, so the result does not depend on timing, into red<r>f (and idx<r>f),
+  // recorded in `row`.
+  void combineSplits(std::ostream& o, Scope& row, const std::vector<std::size_t>& ps, int64_t S, const std::string& ind) {
+    const int64_t nred = static_cast<int64_t>(reductions().size());
+    for (std::size_t p : ps) {
+      const Pass& pass = passes_[p];
+      if (pass.fold != Fold::None) {
+        o << ind << "if (threadIdx.x == 0) " << foldPart(pass) << "[row * " << i64(S) << " + split] = " << foldState(pass)
+          << "r;\n";
+        continue;
+      }
+      const int r = pass.reds[0];
+      const std::string slot = "(row * " + i64(S) + " + split) * " + i64(nred) + " + " + std::to_string(position(r));
       o << ind << "if (threadIdx.x == 0) " << name_ << "_part[" << slot << "] = red" << r << ";\n";
       if (isArg(k_.values[r].reduce))
         o << ind << "if (threadIdx.x == 0) " << name_ << "_parti[" << slot << "] = idx" << r << ";\n";
@@ -800,11 +1049,21 @@ private:
       << ind << "__syncthreads();\n"
       << ind << "if (!last) return;\n"
       << ind << "__threadfence();\n";
-    for (int64_t j : js) {
-      const int r = reds[j];
+    for (std::size_t p : ps) {
+      const Pass& pass = passes_[p];
+      if (pass.fold != Fold::None) {
+        const std::string T = foldType(pass.fold), P = "p" + std::to_string(pass.reds[0]);
+        o << ind << T << " " << P << " = " << T << "::identity();\n"
+          << ind << "for (int64_t q = threadIdx.x; q < " << i64(S) << "; q += blockDim.x) " << P << " = " << T
+          << "::merge(" << P << ", " << T << "::load(&" << foldPart(pass) << "[row * " << i64(S) << " + q]));\n"
+          << ind << "const " << T << " " << P << "r = blockMerge(" << P << ", " << foldScratch(pass.fold) << ");\n";
+        bindFold(row, pass, P + "r");
+        continue;
+      }
+      const int r = pass.reds[0];
       const KernelValue& red = k_.values[r];
       const std::string R = std::to_string(r), P = "p" + R;
-      const std::string slot = "(row * " + i64(S) + " + q) * " + i64(nred) + " + " + std::to_string(j);
+      const std::string slot = "(row * " + i64(S) + " + q) * " + i64(nred) + " + " + std::to_string(position(r));
       o << ind << "float " << P << " = " << reduceInit(red.reduce) << ";\n";
       if (isArg(red.reduce)) o << ind << "long long " << P << "i = 0x7fffffffffffffffLL;\n";
       o << ind << "for (int64_t q = threadIdx.x; q < " << i64(S) << "; q += blockDim.x)";
@@ -830,14 +1089,15 @@ private:
     const int64_t rowsCount = k_.outer();
     o << "__device__ float " << name_ << "_part[" << rowsCount * S * nred << "];\n";
     if (anyArg()) o << "__device__ long long " << name_ << "_parti[" << rowsCount * S * nred << "];\n";
+    for (const Pass& p : passes_)
+      if (p.fold != Fold::None) o << "__device__ " << foldType(p.fold) << " " << foldPart(p) << "[" << rowsCount * S << "];\n";
     o << "__device__ unsigned int " << name_ << "_count[" << rowsCount << "];\n";
   }
 
   // A one-pass kernel over few rows: several blocks per row, combined by the row's last block.
   void splitRows(std::ostream& o) {
     const int64_t S = rowSplits();
-    const auto reds = reductions();
-    const int64_t nred = static_cast<int64_t>(reds.size());
+    const int64_t nred = static_cast<int64_t>(reductions().size());
     declareSplitBuffers(o, S, nred);
     o << kernelHead();
     declareScratch(o);
@@ -845,53 +1105,54 @@ private:
     openSplitRow(o, S);
     Scope row;
     const std::string ind = "  ";
-    std::vector<int64_t> js;
-    for (int64_t j = 0; j < nred; ++j) {
-      accumulate(o, row, reds[j], splitChunk(), S * variant_.block, ind);
-      combine(o, reds[j], ind);
-      js.push_back(j);
+    std::vector<std::size_t> ps;
+    for (std::size_t p = 0; p < passes_.size(); ++p) {
+      accumulate(o, row, passes_[p], splitChunk(), S * variant_.block, ind);
+      mergeBlock(o, passes_[p], ind);
+      ps.push_back(p);
     }
-    combineSplits(o, row, reds, js, S, nred, ind);
-    hoistRowValues(o, row, reds.empty() ? -1 : reds.back(), ind);
+    combineSplits(o, row, ps, S, ind);
+    hoistRowValues(o, row, finished(passes_.size()), ind);
     writeRowOutputs(o, row, "row", ind, "threadIdx.x == 0");
     o << "  }\n}\n";
   }
 
   // Few long rows whose reductions depend on each other (a norm's variance on its mean) or that
   // write a full-size output. One block per row left group norm's 128 rows on 128 blocks of 256
-  // threads, 204 µs against eager's 176 (H100). Here each reduction is a kernel of its own, S
-  // blocks per row combined by the row's last block into a per-row result buffer, and a last
-  // kernel, also S blocks per row, reads those results and writes the outputs.
+  // threads, 204 µs against eager's 176 (H100). Here each pass is a kernel of its own, S blocks
+  // per row combined by the row's last block into a per-row result buffer, and a last kernel,
+  // also S blocks per row, reads those results and writes the outputs.
   void stagedRows(std::ostream& o) {
     const int64_t S = rowSplits();
-    const auto reds = reductions();
-    const int64_t nred = static_cast<int64_t>(reds.size());
+    const int64_t nred = static_cast<int64_t>(reductions().size());
     declareSplitBuffers(o, S, nred);
     o << "__device__ float " << name_ << "_red[" << k_.outer() * nred << "];\n";
     if (anyArg()) o << "__device__ long long " << name_ << "_redi[" << k_.outer() * nred << "];\n";
     const std::string ind = "  ";
-    for (int64_t j = 0; j < nred; ++j) {
-      o << kernelHead("template <int VEC>\n", stageName(j));
+    for (std::size_t p = 0; p < passes_.size(); ++p) {
+      o << kernelHead("template <int VEC>\n", stageName(static_cast<int64_t>(p)));
       declareScratch(o);
       o << "  __shared__ bool last;\n";
       openSplitRow(o, S);
       Scope row;
-      loadRowResults(o, reds, j, ind);
-      hoistRowValues(o, row, j > 0 ? reds[j - 1] : -1, ind);
-      accumulate(o, row, reds[j], splitChunk(), S * variant_.block, ind);
-      combine(o, reds[j], ind);
-      combineSplits(o, row, reds, {j}, S, nred, ind);
-      const std::string R = std::to_string(reds[j]), at = "[row * " + i64(nred) + " + " + std::to_string(j) + "]";
-      o << ind << "if (threadIdx.x == 0) " << name_ << "_red" << at << " = red" << R << "f;\n";
-      if (isArg(k_.values[reds[j]].reduce))
-        o << ind << "if (threadIdx.x == 0) " << name_ << "_redi" << at << " = idx" << R << "f;\n";
+      loadRowResults(o, finished(p), ind);
+      hoistRowValues(o, row, finished(p), ind);
+      accumulate(o, row, passes_[p], splitChunk(), S * variant_.block, ind);
+      mergeBlock(o, passes_[p], ind);
+      combineSplits(o, row, {p}, S, ind);
+      for (int r : passes_[p].reds) {
+        const std::string R = std::to_string(r), at = "[row * " + i64(nred) + " + " + std::to_string(position(r)) + "]";
+        o << ind << "if (threadIdx.x == 0) " << name_ << "_red" << at << " = " << row.memo.at(r) << ";\n";
+        if (isArg(k_.values[r].reduce))
+          o << ind << "if (threadIdx.x == 0) " << name_ << "_redi" << at << " = idx" << R << "f;\n";
+      }
       o << "  }\n}\n";
     }
-    o << kernelHead("template <int VEC>\n", stageName(nred));
+    o << kernelHead("template <int VEC>\n", stageName(static_cast<int64_t>(passes_.size())));
     openSplitRow(o, S);
     Scope row;
-    loadRowResults(o, reds, nred, ind);
-    hoistRowValues(o, row, reds.empty() ? -1 : reds.back(), ind);
+    loadRowResults(o, finished(passes_.size()), ind);
+    hoistRowValues(o, row, finished(passes_.size()), ind);
     writeRowOutputs(o, row, "row", ind, "split == 0 && threadIdx.x == 0");
     writeFullOutputs(o, row, splitChunk(), S * variant_.block, 4, ind);
     o << "  }\n}\n";
@@ -899,10 +1160,12 @@ private:
 
   std::string stageName(int64_t j) const { return "_s" + std::to_string(j); }
 
-  // red<r> (and idx<r>) of the first `count` reductions, as earlier stages left them.
-  void loadRowResults(std::ostream& o, const std::vector<int>& reds, int64_t count, const std::string& ind) {
+  // red<r> (and idx<r>) of the reductions `done`, as earlier stages left them.
+  void loadRowResults(std::ostream& o, const std::set<int>& done, const std::string& ind) {
+    const auto reds = reductions();
     const int64_t nred = static_cast<int64_t>(reds.size());
-    for (int64_t j = 0; j < count; ++j) {
+    for (int64_t j = 0; j < nred; ++j) {
+      if (!done.count(reds[j])) continue;
       const std::string R = std::to_string(reds[j]), at = "[row * " + i64(nred) + " + " + std::to_string(j) + "]";
       o << ind << "const float red" << R << " = " << name_ << "_red" << at << ";\n";
       if (isArg(k_.values[reds[j]].reduce)) o << ind << "const long long idx" << R << " = " << name_ << "_redi" << at << ";\n";
@@ -932,6 +1195,8 @@ private:
       << ") {\n"
       << "  __shared__ float cpart[" << S << "][32];\n";
     if (anyArg()) o << "  __shared__ long long cparti[" << S << "][32];\n";
+    for (const Pass& p : passes_)
+      if (p.fold != Fold::None) o << "  __shared__ " << foldType(p.fold) << " c" << foldState(p) << "[" << S << "][32];\n";
     o << "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;\n"
       << "  for (int64_t t0 = blockIdx.x * 32LL; t0 < " << cols << "; t0 += gridDim.x * 32LL) {\n"
       << "    const bool live = t0 + tx < " << cols << ";\n"
@@ -941,19 +1206,25 @@ private:
       << "    { const int64_t lin = o * " << i64(R * inner) << " + i; (void)lin;\n";
     Scope row;
     const std::string ind = "    ";
-    for (int r : reductions()) {
+    cacheColumn(o, S, ind);
+    for (std::size_t p = 0; p < passes_.size(); ++p) {
+      if (passes_[p].fold != Fold::None) {
+        foldColumns(o, row, passes_[p], S, ind);
+        hoistRowValues(o, row, finished(p + 1), ind);
+        continue;
+      }
+      const int r = passes_[p].reds[0];
       const KernelValue& red = k_.values[r];
       const bool arg = isArg(red.reduce);
       const std::string Rs = std::to_string(r), op = reduceOp(red.reduce);
       o << ind << "float acc" << Rs << " = " << reduceInit(red.reduce) << ";\n";
       if (arg) o << ind << "long long acci" << Rs << " = 0x7fffffffffffffffLL;\n";
-      o << ind << "for (int64_t c = live ? ty : " << i64(R) << "; c < " << i64(R) << "; c += " << Ss << ") {\n"
-        << ind << "  const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
-      Scope s = row;
-      std::string v = value(red.args[0], s, o, ind + "  ");
-      if (arg) o << ind << "  " << op << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
-      else o << ind << "  acc" << Rs << " = " << op << "::apply(acc" << Rs << ", " << v << ");\n";
-      o << ind << "}\n" << ind << "cpart[ty][tx] = acc" << Rs << ";\n";
+      columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) {
+        std::string v = value(red.args[0], s, o, in2);
+        if (arg) o << in2 << op << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
+        else o << in2 << "acc" << Rs << " = " << op << "::apply(acc" << Rs << ", " << v << ");\n";
+      });
+      o << ind << "cpart[ty][tx] = acc" << Rs << ";\n";
       if (arg) o << ind << "cparti[ty][tx] = acci" << Rs << ";\n";
       o << ind << "__syncthreads();\n"
         << ind << "acc" << Rs << " = cpart[0][tx];\n";
@@ -967,19 +1238,87 @@ private:
       o << ind << "__syncthreads();  // cpart is reused by the next reduction or column block\n"
         << ind << "const float red" << Rs << " = acc" << Rs << ";\n";
       if (arg) o << ind << "const long long idx" << Rs << " = acci" << Rs << ";\n";
-      hoistRowValues(o, row, r, ind);
+      hoistRowValues(o, row, finished(p + 1), ind);
     }
     o << ind << "if (live && ty == 0) {\n";
     Scope rowOutputs = row;  // what this block declares stays in it
     writeRowOutputs(o, rowOutputs, "t", ind + "  ", "");
     o << ind << "}\n";
-    if (!fullOutputs().empty()) {
-      o << ind << "for (int64_t c = live ? ty : " << i64(R) << "; c < " << i64(R) << "; c += " << Ss << ") {\n"
-        << ind << "  const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
-      writeElement(o, row, ind + "  ");
-      o << ind << "}\n";
-    }
+    if (!fullOutputs().empty())
+      columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
     o << "    }\n  }\n}\n";
+    cached_.clear();
+  }
+
+  // The loop of a column kernel's row group over its rows `ty, ty + S, ...` of the column; `body`
+  // emits what one element (at `lin`, row `c`) does, in the scope it is given. A column held in
+  // registers (cacheColumn) loops over the thread's elements there, unrolled whole.
+  void columnLoop(std::ostream& o, const Scope& row, int S, const std::string& ind,
+                  const std::function<void(Scope&, const std::string&)>& body) {
+    const int64_t R = k_.reduced(), inner = k_.inner();
+    Scope s = row;
+    std::string in2 = ind + "  ";
+    if (cached_.empty()) {
+      o << ind << "for (int64_t c = live ? ty : " << i64(R) << "; c < " << i64(R) << "; c += " << S << ") {\n";
+    } else {
+      s.cached = true;
+      in2 += "  ";
+      o << ind << "#pragma unroll\n"
+        << ind << "for (int k = 0; k < kCached; ++k) {\n"
+        << ind << "  const int64_t c = ty + (int64_t)k * " << S << ";\n"
+        << ind << "  if (live && c < " << i64(R) << ") {\n";
+    }
+    o << in2 << "const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
+    if (!cached_.empty()) o << in2 << "(void)lin;\n";
+    body(s, in2);
+    if (!cached_.empty()) o << ind << "  }\n";
+    o << ind << "}\n";
+  }
+
+  // A column read more than once (several passes, or a pass and the write) whose share per thread
+  // is short (RMS norm or softmax over 64 channels: 8 elements a thread) is held in registers,
+  // as cacheRow holds a row: read once, as its floor.
+  void cacheColumn(std::ostream& o, int S, const std::string& ind) {
+    if (passes_.size() + (fullOutputs().empty() ? 0 : 1) < 2) return;
+    std::set<int> inputs, seen;
+    for (const Pass& p : passes_) collectInputs(p.fold != Fold::None ? p.input : k_.values[p.reds[0]].args[0], inputs, seen);
+    for (int v : fullOutputs()) collectInputs(v, inputs, seen);
+    std::set<int> cache;
+    for (int i : inputs) {
+      const KernelInput& input = k_.inputs[i];
+      bool varies = false;
+      for (int d = k_.reduceBegin; d < k_.reduceEnd; ++d) varies = varies || input.strides[d] != 0;
+      if (floatInput(i) && !input.window && varies) cache.insert(i);
+    }
+    const int64_t R = k_.reduced(), each = (R + S - 1) / S;
+    if (cache.empty() || each * static_cast<int64_t>(cache.size()) > cacheFloats(32 * S)) return;
+    cached_ = cache;
+    o << ind << "constexpr int kCached = " << each << ";\n";
+    for (int i : cache) o << ind << "float C" << i << "[kCached];\n";
+    o << ind << "#pragma unroll\n"
+      << ind << "for (int k = 0; k < kCached; ++k) {\n"
+      << ind << "  const int64_t c = ty + (int64_t)k * " << S << ";\n"
+      << ind << "  if (live && c < " << i64(R) << ") {\n"
+      << ind << "    const int64_t lin = (o * " << i64(R) << " + c) * " << i64(k_.inner()) << " + i;\n";
+    for (int i : cache) o << ind << "    C" << i << "[k] = " << load(i) << ";\n";
+    o << ind << "  }\n" << ind << "}\n";
+  }
+
+  // A fold pass of the column kernel: each row group merges its rows' elements one by one, then
+  // the groups' states meet in shared memory, merged in group order.
+  void foldColumns(std::ostream& o, Scope& row, const Pass& p, int S, const std::string& ind) {
+    const std::string T = foldType(p.fold), st = foldState(p), part = "c" + st;
+    o << ind << T << " " << st << " = " << T << "::identity();\n";
+    columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) {
+      const std::string v = value(p.input, s, o, in2);
+      o << in2 << st << " = " << T << "::merge(" << st << ", " << T << "::of(" << v << "));\n";
+    });
+    o << ind << part << "[ty][tx] = " << st << ";\n"
+      << ind << "__syncthreads();\n"
+      << ind << st << " = " << part << "[0][tx];\n"
+      << ind << "for (int g = 1; g < " << S << "; ++g) " << st << " = " << T << "::merge(" << st << ", " << part << "[g][tx]);\n"
+      << ind << "__syncthreads();  // " << part << " is reused by the next column block\n";
+    bindFold(row, p, st);
   }
 
   int scanValue() const {
@@ -1088,7 +1427,7 @@ private:
       grid1.per = per;
       grid4 = Grid{grid1.work + " / 4", k_.numel() / 4, per};
     } else if (k_.inner() == 1) {
-      canVector = canVector && k_.reduced() % 4 == 0;
+      canVector = canVector && (k_.reduced() % 4 == 0 || rowSplits() == 1);  // rows() takes ragged rows
       const int64_t S = rowSplits();
       if (S > 1) {
         grid1 = Grid{i64(k_.outer() * S), k_.outer() * S};
@@ -1100,7 +1439,7 @@ private:
       grid4 = grid1;
       if (S > 1 && !onePass()) {
         stages.clear();
-        for (std::size_t j = 0; j <= reductions().size(); ++j) stages.push_back(stageName(static_cast<int64_t>(j)));
+        for (std::size_t j = 0; j <= passes_.size(); ++j) stages.push_back(stageName(static_cast<int64_t>(j)));
       }
     } else {
       canVector = false;  // a column reduction walks the reduced dim one element at a time
@@ -1135,6 +1474,9 @@ private:
   std::string name_;
   Variant variant_;
   const std::map<std::string, int>& slots_;
+  std::vector<Pass> passes_;
+  std::set<int> cached_;  // inputs a row kernel holds in registers (rows())
+  bool ragged_ = false;   // rows(): 16-byte chunks do not divide the row
 };
 
 }  // namespace
@@ -1142,6 +1484,11 @@ private:
 // Short rows combine by shuffles alone. A block per row spent more on its barriers than on the
 // row: argmax over [16384,1024] took 42 µs against eager's 30 (H100).
 bool warpPerRow(const FusedKernel& kernel) { return kernel.reduced() <= 1024; }
+
+bool foldsReductions(const FusedKernel& kernel) {
+  const std::map<std::string, int> noSlots;
+  return Emitter(kernel, "", Variant{}, noSlots).folds();
+}
 
 std::string Variant::name() const {
   return "b" + std::to_string(block) + "v" + std::to_string(vec) + "i" + std::to_string(items);

@@ -39,5 +39,10 @@ std::string floatLiteral(double v);
 
 // Device helpers every generated file starts with (math functions, block reductions).
 std::string emitPrelude();
+// Whether the kernel folds two reductions into one pass over its rows (softmax's max and sum of
+// exponentials, a norm's mean and squared deviations); its file then needs emitFoldPrelude().
+bool foldsReductions(const FusedKernel& kernel);
+// The states of folded reductions and their merges.
+std::string emitFoldPrelude();
 
 }  // namespace stitch::agents::builtin

@@ -129,17 +129,37 @@ TEST(Coder, ShortRowsTakeAWarpEachAndCombineByShufflesAlone) {
 }
 
 TEST(Coder, FewLongRowsWithDependentReductionsRunAsStagesOfSplitRows) {
-  // group norm over [16,64,128,128]: 128 rows of 131072. The mean, then the variance around it,
-  // each over 5 blocks per row combined by the row's last block; then the normalized output.
+  // group norm over [16,64,128,128]: 128 rows of 131072. The mean and the squared deviations
+  // from it in one stage (Welford's moments over 5 blocks per row, merged by the row's last
+  // block), then the normalized output.
   const std::string cu = cudaOf("43_group_norm");
   EXPECT_TRUE(has(cu, "__device__ float k0_red[256]"));
   EXPECT_TRUE(has(cu, "k0_s0_kernel<4><<<640, 256, 0, stream>>>(in0, in1, in2, out0);\n"
-                      "    k0_s1_kernel<4><<<640, 256, 0, stream>>>(in0, in1, in2, out0);\n"
-                      "    k0_s2_kernel<4><<<640, 256, 0, stream>>>(in0, in1, in2, out0);"));
-  EXPECT_TRUE(has(cu, "if (threadIdx.x == 0) k0_red[row * (int64_t)2LL + 0] = red1f;"));
-  // The variance stage reads the mean its predecessor left.
-  EXPECT_TRUE(has(cu, "const float red1 = k0_red[row * (int64_t)2LL + 0];\n  const float v3 = (red1 / (131072.0f));"));
+                      "    k0_s1_kernel<4><<<640, 256, 0, stream>>>(in0, in1, in2, out0);\n  } else {"));
+  EXPECT_TRUE(has(cu, "p1 = Moments::merge(p1, Moments::load(&k0_fpart1[row * (int64_t)5LL + q]));"));
+  EXPECT_TRUE(has(cu, "if (threadIdx.x == 0) k0_red[row * (int64_t)2LL + 1] = p1r.m2;"));
+  // The writing stage reads the statistics its predecessor left.
+  EXPECT_TRUE(has(cu, "const float red6 = k0_red[row * (int64_t)2LL + 1];"));
   EXPECT_TRUE(has(cu, "for (int64_t c = split * (int64_t)256LL + threadIdx.x; c < (int64_t)131072LL / VEC; c += (int64_t)1280LL)"));
+}
+
+TEST(Coder, SoftmaxReadsARowItHoldsInRegistersOnce) {
+  // softmax over [8192, 4096]: a block per row, 16 floats a thread held in registers; one pass
+  // merges the online max and rescaled sum of exponentials, and the write reads the registers.
+  const std::string cu = cudaOf("24_softmax");
+  EXPECT_TRUE(has(cu, "struct MaxExpSum {"));
+  EXPECT_TRUE(has(cu, "float C0[kCached][VEC];"));
+  EXPECT_TRUE(has(cu, "st1 = MaxExpSum::merge(st1, MaxExpSum::of<VEC>(X));"));
+  EXPECT_TRUE(has(cu, "const MaxExpSum st1r = blockMerge(st1, mscratch);"));
+  EXPECT_TRUE(has(cu, "const float v5 = (v3 / st1r.s);"));
+  std::size_t loads = 0;
+  for (std::size_t at = cu.find("in0 + base"); at != std::string::npos; at = cu.find("in0 + base", at + 1)) ++loads;
+  EXPECT_EQ(loads, 1u);
+}
+
+TEST(Coder, KernelsThatFoldNothingKeepTheirPrelude) {
+  EXPECT_FALSE(has(cudaOf("19_sum_lastdim"), "struct MaxExpSum"));
+  EXPECT_FALSE(has(cudaOf("01_relu"), "struct Moments"));
 }
 
 TEST(Coder, AColumnReductionSplitsTheReducedDimOverRowGroupsCombinedInOrder) {
