@@ -362,7 +362,10 @@ bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
     ConvCall folded = call.conv;
     if (!foldConvEpilogue(folded, graph, node)) return false;
     const TensorInfo* out = graph.tensor(node.outputs[0]);
-    if (!out || out->shape != folded.outShape || out->dtype != "float32" || !out->contiguous()) return false;
+    // The epilogue writes in place, so its result has the convolution's layout.
+    if (!out || out->shape != folded.outShape || out->dtype != "float32" ||
+        !(folded.channelsLast ? isChannelsLast(*out) : out->contiguous()))
+      return false;
     folded.output = out->id;
     call.conv = std::move(folded);
     call.nodeIds.push_back(node.id);

@@ -499,6 +499,34 @@ __global__ void __launch_bounds__(256) sc_conv_epi_pass(float* __restrict__ y, i
   }
 }
 
+// The same over a channels-last output, rows of `channels` (V at a time where channels are a
+// multiple of 4): each thread keeps one group of V channels, their parameters read once, and walks
+// the rows its block takes, so no element pays a division for its channel.
+template <int V>
+__global__ void __launch_bounds__(256) sc_conv_epi_pass_nhwc(float* __restrict__ y, int64_t rows, int channels,
+                                                             sc_conv_epi e) {
+  const int groups = channels / V, width = groups < 256 ? groups : 256, per = 256 / width;
+  const int sub = threadIdx.x / width;
+  if (sub >= per) return;
+  for (int g = threadIdx.x % width; g < groups; g += width) {
+    const int c = g * V;
+    const sc_conv_epi_channel c0(e, c), c1(e, V == 4 ? c + 1 : c), c2(e, V == 4 ? c + 2 : c), c3(e, V == 4 ? c + 3 : c);
+    for (int64_t r = (int64_t)blockIdx.x * per + sub; r < rows; r += (int64_t)gridDim.x * per) {
+      float* p = y + r * channels + c;
+      if (V == 4) {
+        float4 v = *reinterpret_cast<float4*>(p);
+        v.x = c0.apply(e, v.x);
+        v.y = c1.apply(e, v.y);
+        v.z = c2.apply(e, v.z);
+        v.w = c3.apply(e, v.w);
+        *reinterpret_cast<float4*>(p) = v;
+      } else {
+        *p = c0.apply(e, *p);
+      }
+    }
+  }
+}
+
 // The epilogue as its own pass over the convolution's output, where no kernel applied it.
 static int sc_conv_epilogue(const sc_conv_shape* s, float* y, const sc_conv_epi* e, cudaStream_t stream);
 
@@ -573,6 +601,15 @@ static int64_t sc_elements(const int* dims, int from, int nd) {
 
 static int sc_conv_epilogue(const sc_conv_shape* s, float* y, const sc_conv_epi* e, cudaStream_t stream) {
   if (!e) return 0;
+  if (s->channels_last) {
+    const int channels = s->out[1], v = channels % 4 == 0 ? 4 : 1;
+    const int groups = channels / v, per = groups < 256 ? 256 / groups : 1;
+    const int64_t rows = sc_elements(s->out, 0, s->nd) / channels, blocks = (rows + per - 1) / per;
+    const unsigned grid = (unsigned)(blocks < 65536 ? blocks : 65536);
+    if (v == 4) sc_conv_epi_pass_nhwc<4><<<grid, 256, 0, stream>>>(y, rows, channels, *e);
+    else sc_conv_epi_pass_nhwc<1><<<grid, 256, 0, stream>>>(y, rows, channels, *e);
+    return (int)cudaGetLastError();
+  }
   const int64_t plane = sc_elements(s->out, 2, s->nd), planes = sc_elements(s->out, 0, 2);
   const int v = plane % 4 == 0 ? 4 : 1;
   const int per_plane = (int)((plane / v + 255) / 256);

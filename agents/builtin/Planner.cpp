@@ -133,10 +133,6 @@ private:
   // no pass of its own when cuDNN runs the convolution.
   bool foldIntoLibrary(const Node& n) {
     if (!options_.fuse || !onlyViewsOpen() || library_->kind == LibraryCall::Kind::Rnn) return false;
-    // A channels-last convolution's tail runs in the generated kernel that reads its output
-    // coalesced: the convolution's own epilogue forms (the direct kernel, the pass after cuDNN)
-    // index NCHW.
-    if (library_->kind == LibraryCall::Kind::Conv && library_->conv.channelsLast) return false;
     if (consumedOutside(library_->output(), {n.id})) return false;
     if (library_->kind == LibraryCall::Kind::Conv && !tailEndsInEpilogue(n)) return false;
     LibraryCall folded = *library_;

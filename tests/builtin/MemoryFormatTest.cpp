@@ -60,10 +60,14 @@ TEST(MemoryFormat, AResNetBlockRunsChannelsLastBetweenItsBoundaries) {
   ASSERT_EQ(convs.size(), 2u) << testing::leftOf(l.plan);
   for (const LibraryCall* c : convs) {
     EXPECT_TRUE(c->conv.channelsLast);
-    EXPECT_TRUE(c->conv.epilogue.empty());  // the tails fuse into kernels that read NHWC coalesced
     for (const auto& id : {c->conv.input, c->conv.weight, c->conv.output})
       EXPECT_TRUE(isChannelsLast(*g.tensor(id))) << id;
   }
+  // The first convolution's batch norm and ReLU, which end at the second, are its epilogue (in
+  // place, channels-last); the second's tail meets the forward's input and writes its result.
+  EXPECT_FALSE(convs[0]->conv.epilogue.mean.empty());
+  EXPECT_TRUE(convs[0]->conv.epilogue.relu);
+  EXPECT_TRUE(convs[1]->conv.epilogue.empty());
   for (const auto& k : l.plan.kernels) {
     EXPECT_NE(k.technique.find("layout: "), npos) << k.id << ": " << k.technique;
     if (k.library) {
@@ -173,6 +177,20 @@ TEST(MemoryFormat, ReductionsOverChannelsLastTensorsReduceColumns) {
   arg.values[1].dimMap = {0, -1, -1, 3};
   arg.outputs[0].shape = {2, 1, 1, 5};
   EXPECT_EQ(inMemoryOrder(arg, graph), arg);
+}
+
+// A channels-last convolution folds the tail that stays channels-last (its bias) and leaves to a
+// generated kernel the part that writes the forward's NCHW result (the ReLU).
+TEST(MemoryFormat, AChannelsLastEpilogueStopsWhereTheForwardsLayoutBegins) {
+  const LaidOutPlan l = laidOut("79_conv2d_relu", withLayout(eagerTf32(), LayoutMode::ChannelsLast));
+  const auto convs = convolutions(l.plan);
+  ASSERT_EQ(convs.size(), 1u) << testing::leftOf(l.plan);
+  EXPECT_TRUE(convs[0]->conv.channelsLast);
+  EXPECT_FALSE(convs[0]->conv.epilogue.bias.empty());
+  EXPECT_FALSE(convs[0]->conv.epilogue.relu);
+  EXPECT_TRUE(isChannelsLast(*l.graph.tensor(convs[0]->conv.output)));
+  ASSERT_FALSE(l.plan.kernels.back().library);
+  EXPECT_EQ(l.plan.kernels.back().kernel.outputs[0].tensorId, l.graph.outputs[0]);
 }
 
 // A stem of 3 input channels keeps NCHW (the direct kernel competes there) and says why; the

@@ -25,7 +25,21 @@ import generated_on_cpu  # noqa: E402
 # the first line that names one (k0_..., k1_...).
 PRELUDE = "#include <stdio.h>\n\n// A library call whose rows"
 FIRST_STEP = re.compile(r"(?m)^.*\bk\d+_")
-HELPERS = ("sc_step_status",)
+# What the stand-in keeps of the candidate's own library prelude, in order: the structs its
+# launchers initialize, and the epilogue's pass (NCHW and channels-last), which the stand-in's
+# convolution runs after itself as cuDNN's does; and the status helper the launchers call.
+KEPT = (
+    ("struct sc_conv_epi", r"(?ms)^struct sc_conv_epi \{.*?^\};\n", True),
+    ("struct sc_conv_epi_channel", r"(?ms)^struct sc_conv_epi_channel \{.*?^\};\n", True),
+    ("sc_conv_epi_pass", r"(?ms)^template <int V>\n__global__ void __launch_bounds__\(256\) sc_conv_epi_pass\(.*?^}\n", True),
+    ("sc_conv_epi_pass_nhwc",
+     r"(?ms)^template <int V>\n__global__ void __launch_bounds__\(256\) sc_conv_epi_pass_nhwc\(.*?^}\n", True),
+    ("struct sc_conv_shape", r"(?ms)^struct sc_conv_shape \{.*?^\};\n", True),
+    ("sc_elements", r"(?ms)^static int64_t sc_elements\(.*?^}\n", True),
+    ("sc_conv_epilogue", r"(?ms)^static int sc_conv_epilogue\(const sc_conv_shape\* s, float\* y, const sc_conv_epi\* e, "
+                         r"cudaStream_t stream\) \{.*?^}\n", True),
+    ("sc_step_status", r"(?ms)^static int sc_step_status\(.*?^}\n", False),
+)
 MATH = ("enum cudnnMathType_t { CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, "
         "CUDNN_FMA_MATH };\n")
 
@@ -43,15 +57,12 @@ def stand_in(text: str) -> str:
             raise ValueError(f"a step calls {call[:-1]}, which the CPU stand-in does not make")
     prelude = text[start:first.start()]
     kept = ""
-    for name in ("sc_conv_epi", "sc_conv_shape"):
-        m = re.search(r"(?ms)^struct %s \{.*?^\};\n" % name, prelude)
-        if not m:
-            raise ValueError(f"the library prelude defines no struct {name}")
-        kept += m.group(0)
-    for name in HELPERS:  # what the launchers call around the library's own functions
-        m = re.search(r"(?ms)^static \w+ %s\(.*?^}\n" % name, prelude)
+    for name, pattern, required in KEPT:
+        m = re.search(pattern, prelude)
         if m:
             kept += m.group(0)
+        elif required:
+            raise ValueError(f"the library prelude has no {name}")
     return text[:start] + "#include <cmath>\n" + MATH + kept + '#include "conv_stand_in.h"\n\n' + steps
 
 

@@ -1,10 +1,10 @@
 // A reference convolution in place of cuDNN for candidates run on the CPU (conv_on_cpu.py): it
 // reads and writes the tensors in the layout the candidate tells cuDNN they have (NCHW, or
 // channels-last with the filter KRSC: sc_conv_shape::channels_last), so a layout the program and
-// its descriptors disagree on gives wrong numbers here as it would on the GPU. conv_on_cpu.py puts
-// the candidate's own sc_conv_shape and sc_conv_epi definitions before this header. Forward
-// convolutions only; the generated rivals of cuDNN (the direct kernels, the pointwise GEMM) are
-// never chosen here.
+// its descriptors disagree on gives wrong numbers here as it would on the GPU, and then runs the
+// candidate's own epilogue pass, as its cuDNN path does. conv_on_cpu.py puts the candidate's
+// definitions of the structs and of that pass before this header. Forward convolutions only; the
+// generated rivals of cuDNN (the direct kernels, the pointwise GEMM) are never chosen here.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +37,6 @@ typedef int (*sc_direct_fn)(const sc_conv_shape*, const float*, const float*, fl
 
 template <int COT, int KH, int KW>
 static int sc_direct_launch(const sc_conv_shape*, const float*, const float*, float*, const sc_conv_epi*, cudaStream_t) {
-  return (int)cudaErrorNotSupported;
-}
-static int sc_conv_epilogue(const sc_conv_shape*, float*, const sc_conv_epi*, cudaStream_t) {
   return (int)cudaErrorNotSupported;
 }
 
@@ -92,20 +89,11 @@ __attribute__((optimize("O3"))) static int sc_conv_launch(sc_conv*, const sc_con
           const int64_t xstep = xs[1], wstep = ws[1];
           for (int c = 0; c < cin; ++c) acc += xc[c * xstep] * wc[c * wstep];
         }
-        float v = acc;
-        if (e) {
-          if (e->bias) v += e->bias[k];
-          if (e->mean) {
-            v = (v - e->mean[k]) * (1.0f / std::sqrt(e->var[k] + e->eps));
-            if (e->scale) v *= e->scale[k];
-            if (e->shift) v += e->shift[k];
-          }
-          if (e->relu) v = v > 0.0f || v != v ? v : 0.0f;
-        }
+        const float v = acc;
         int64_t yi = n * ys[0] + (int64_t)k * ys[1];
         for (int d = 0; d < sp; ++d) yi += (int64_t)o[d] * ys[2 + d];
         y[yi] = v;
       }
     }
-  return 0;
+  return sc_conv_epilogue(s, y, e, nullptr);
 }
