@@ -206,6 +206,8 @@ void from_json(const json& j, OptimizeParams& v) {
   v.layout = optional<std::string>(j, "layout").value_or("auto");
   if (!isLayoutMode(v.layout)) throw ParamsError("\"layout\" must be \"auto\", \"nchw\" or \"channels_last\"");
   v.gpu = optional<int>(j, "gpu");
+  v.loadTimeout = optional<double>(j, "loadTimeout");
+  if (v.loadTimeout && !(*v.loadTimeout > 0)) throw ParamsError("\"loadTimeout\" must be a positive number of seconds");
   v.kernelsFolder = optional<std::string>(j, "kernelsFolder").value_or("stitchcuda_kernels");
   if (!isPackageName(v.kernelsFolder))
     throw ParamsError("\"kernelsFolder\" must be a Python package name (letters, digits and _, not starting with a digit)");

@@ -139,6 +139,9 @@ struct OptimizeParams {
   // problem can be measured both ways.
   std::string layout = "auto";
   std::optional<int> gpu;
+  // Seconds each stage of the model's own code may take (importing it, __init__, get_inputs, each
+  // forward); absent: the host's --load-timeout.
+  std::optional<double> loadTimeout;
   // The folder beside the model that an accepted program is written to (a Python package name).
   std::string kernelsFolder = "stitchcuda_kernels";
   std::optional<json> workDoneToken;  // LSP WorkDoneProgressParams

@@ -369,6 +369,7 @@ CLI::App* addBenchCommand(CLI::App& app, BenchArgs& a) {
     a.jobsDirGiven = given("--jobs-dir");
     a.forward = cli::givenValues(*cmd, cli::jobOptionNames());
     for (const auto& v : cli::givenValues(*cmd, cli::llmOptionNames())) a.forward.push_back(v);
+    for (const auto& v : cli::givenValues(*cmd, {"--load-timeout"})) a.forward.push_back(v);
   });
   return cmd;
 }

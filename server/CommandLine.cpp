@@ -173,6 +173,12 @@ void addSharedOptions(CLI::App& command, CommonOptions& common, unsigned which) 
              "Nsight Compute runs per job (0: kernel metrics from the trace only)", "N")
         ->group(host);
   }
+  if (which & kPython)
+    addValue(command, "--load-timeout", common.config.loadTimeoutSeconds, positiveNumber,
+             "the most each stage of the model's own code may take: importing it, __init__, get_inputs, a forward "
+             "(default 120); past it the job stops, naming the stage and the model's line",
+             "SECONDS")
+        ->group(host);
   if (which & kTransitions)
     addValue(command, "--record-transitions", common.config.recordTransitions,
              [](const std::string&, const std::string& text) { return std::optional<std::filesystem::path>(text); },

@@ -35,7 +35,7 @@ struct CommonOptions {
 // Which of the shared options a command takes.
 enum Shared : unsigned {
   kLogging = 1,       // --log FILE, --log-level L
-  kPython = 2,        // --python PYTHON
+  kPython = 2,        // --python PYTHON, --load-timeout SECONDS
   kJobs = 4,          // --jobs-dir DIR, --ncu-runs N
   kLlm = 8,           // --api-key-env VAR, --llm-*
   kTransitions = 16,  // --record-transitions DIR

@@ -18,6 +18,9 @@ struct HostConfig {
   std::string python = "python3";    // the interpreter that runs the harness worker
   std::filesystem::path harnessDir;  // put on PYTHONPATH for the worker
   std::chrono::milliseconds workerDeadline{600000};  // per harness call, before it is killed
+  // Per stage of the model's own code (importing it, __init__, get_inputs, each forward): past it the
+  // job ends naming the stage and the model's line (--load-timeout; a job's loadTimeout).
+  double loadTimeoutSeconds = 120;
   unsigned poolThreads = 4;
   int ncuRuns = 3;  // Nsight Compute runs per job (each 7–10 s); 0: kernel metrics from the trace only
   agents::llm::LlmHostOptions llm;  // for jobs whose brain is openai or anthropic

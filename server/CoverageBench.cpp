@@ -768,7 +768,7 @@ int runCoverageBench(const HostConfig& config, const CoverageArgs& args) {
   if (!std::getenv("OMP_NUM_THREADS"))
     ::setenv("OMP_NUM_THREADS", std::to_string(std::max(1u, cores / static_cast<unsigned>(jobs))).c_str(), 1);
 
-  WorkerSettings settings{config.python, config.harnessDir, {}, std::nullopt};
+  WorkerSettings settings{config.python, config.harnessDir, {}, std::nullopt, config.loadTimeoutSeconds};
   agents::CancelSource never;
   json hello;
   {

@@ -120,7 +120,7 @@ int runHeadlessVerify(const HostConfig& config, const VerifyArgs& args) {
   if (args.precision) params["precision"] = *args.precision;
   if (args.noTiming) params["timing"] = false;
 
-  WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt},
+  WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt, config.loadTimeoutSeconds},
                        [](const protocol::json& event) {
                          if (event.value("event", "") == "log")  // verifyStage events are for deadlines
                            std::cerr << "harness: " << event.value("message", "") << "\n";
@@ -128,8 +128,8 @@ int runHeadlessVerify(const HostConfig& config, const VerifyArgs& args) {
   // SIGTERM, SIGINT, SIGHUP stop the worker through the call's cancel: no verdict, and no worker left.
   agents::CancelSource cancel;
   StopOnSignal stopOnSignal([&cancel](int) { cancel.cancel(); });
-  auto reply = worker.call(args.kernelbench ? "verifyKernelBench" : "verify", params, config.workerDeadline,
-                           cancel.token());
+  auto reply = worker.call(args.kernelbench ? "verifyKernelBench" : "verify", params,
+                           callDeadline(config.workerDeadline, config.loadTimeoutSeconds), cancel.token());
   if (int signal = terminationSignal()) {
     std::cerr << "stitchcuda verify: stopped by SIG" << sigabbrev_np(signal) << " before a verdict\n";
     return 128 + signal;

@@ -89,14 +89,14 @@ void printScore(const json& r) {
 // Scores one request and, with --judge, adds the LLM's rubric beside it.
 ScoreResult scoreWithJudge(agents::Worker& worker, const HostConfig& config, const ScoreArgs& args, ScoreInputs inputs) {
   const ScoreInputs kept = inputs;
-  auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache", config.workerDeadline,
-                          agents::CancelToken());
+  auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache",
+                          callDeadline(config.workerDeadline, config.loadTimeoutSeconds), agents::CancelToken());
   if (r.ok() && args.judge) r.value()["judge"] = judgeScore(*args.judge, config, kept, r.value());
   return r;
 }
 
 WorkerProcess makeWorker(const HostConfig& config, std::optional<int> gpu) {
-  return WorkerProcess(WorkerSettings{config.python, config.harnessDir, {}, gpu}, [](const json& event) {
+  return WorkerProcess(WorkerSettings{config.python, config.harnessDir, {}, gpu, config.loadTimeoutSeconds}, [](const json& event) {
     if (event.value("event", "") == "log")  // verifyStage events are for deadlines
       std::cerr << "harness: " << event.value("message", "") << "\n";
   });

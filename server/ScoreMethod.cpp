@@ -44,8 +44,10 @@ void bindScoreMethod(Dispatcher& dispatcher, boost::asio::thread_pool& pool, con
     }
     auto shared = std::make_shared<Reply>(std::move(reply));
     boost::asio::post(pool, [shared, inputs = std::move(inputs), &config, cancel]() mutable {
-      WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt}, [](const json&) {});
-      auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache", config.workerDeadline, cancel);
+      WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt, config.loadTimeoutSeconds},
+                           [](const json&) {});
+      auto r = scoreCandidate(worker, std::move(inputs), config.jobsDir / ".verify-cache",
+                              callDeadline(config.workerDeadline, config.loadTimeoutSeconds), cancel);
       if (r.ok()) return (*shared)(r.value());
       if (r.error().code == "cancelled") return shared->error(protocol::ErrorCode::RequestCancelled, "score cancelled");
       shared->error(protocol::ErrorCode::RequestFailed, r.error().message + " [" + r.error().code + "]");

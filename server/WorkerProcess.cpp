@@ -4,8 +4,10 @@
 #include "process/ChildProcess.h"
 #include "server/Logger.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -34,6 +36,13 @@ bool writeAll(int fd, const std::string& data) {
 }
 
 }  // namespace
+
+std::chrono::milliseconds callDeadline(std::chrono::milliseconds configured, std::optional<double> loadTimeoutSeconds) {
+  constexpr double kAnswerSeconds = 60;  // for the worker to answer once a stage's deadline passed
+  if (!loadTimeoutSeconds) return configured;
+  const auto stage = std::chrono::milliseconds(static_cast<long long>((*loadTimeoutSeconds + kAnswerSeconds) * 1000));
+  return std::max(configured, stage);
+}
 
 WorkerProcess::WorkerProcess(WorkerSettings settings, std::function<void(const protocol::json&)> onEvent)
     : settings_(std::move(settings)), onEvent_(std::move(onEvent)) {
@@ -65,6 +74,11 @@ std::optional<agents::WorkerError> WorkerProcess::spawn() {
   process::ChildSpec spec;
   spec.argv = {settings_.python, "-m", "stitchcuda_harness", "worker"};
   spec.argv.insert(spec.argv.end(), settings_.extraArgs.begin(), settings_.extraArgs.end());
+  if (settings_.loadTimeoutSeconds) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", *settings_.loadTimeoutSeconds);
+    spec.argv.insert(spec.argv.end(), {"--load-timeout", seconds});
+  }
   spec.setEnv = {"PYTHONPATH=" + pythonPath, "PYTHONUNBUFFERED=1"};
   if (settings_.gpu) spec.setEnv.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(*settings_.gpu));
   spec.pipeStdin = true;
@@ -139,8 +153,9 @@ agents::WorkerReply WorkerProcess::call(const std::string& method, const protoco
       agents::WorkerError error{e.value("code", "worker_error"), e.value("message", "(no message)"), {}, {}};
       if (e.contains("file") && e["file"].is_string()) error.file = e["file"].get<std::string>();
       if (e.contains("line") && e["line"].is_number_integer()) error.line = e["line"].get<int>();
-      // A sticky CUDA error poisons the process: the next call must get a fresh one.
-      if (error.code == "cuda_sticky_error") kill();
+      // A sticky CUDA error poisons the process, and after a stage_timeout it exits (the stage's code
+      // cannot be stopped otherwise): the next call must get a fresh one.
+      if (error.code == "cuda_sticky_error" || error.code == "stage_timeout") kill();
       return agents::WorkerReply{std::nullopt, error};
     }
     if (cancel.cancelled()) {

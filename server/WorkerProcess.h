@@ -6,9 +6,12 @@
 
 #include "agents/Worker.h"
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 #include <sys/types.h>
 
 namespace stitch::server {
@@ -18,7 +21,14 @@ struct WorkerSettings {
   std::filesystem::path harnessDir;     // prepended to PYTHONPATH
   std::vector<std::string> extraArgs;   // after `-m stitchcuda_harness worker`
   std::optional<int> gpu;               // CUDA_VISIBLE_DEVICES for this worker
+  // Seconds each stage of the model's code may take (import, __init__, get_inputs, a forward): past
+  // it the worker answers stage_timeout, naming the stage and the model's line, and exits.
+  std::optional<double> loadTimeoutSeconds = std::nullopt;
 };
+
+// A call's deadline that leaves a stage of the model's code its whole load timeout, and the worker
+// time to say where it was: the host's own deadline is the backstop for what the worker cannot stop.
+std::chrono::milliseconds callDeadline(std::chrono::milliseconds configured, std::optional<double> loadTimeoutSeconds);
 
 class WorkerProcess final : public agents::Worker {
 public:

@@ -54,12 +54,14 @@ server::Server::RunnerFactory runnerFactory() {
   return [](const protocol::OptimizeParams& options,
             const server::HostConfig& config) -> std::unique_ptr<agents::JobRunner> {
     if (options.brain != "builtin" && options.brain != "openai" && options.brain != "anthropic") return nullptr;
-    server::WorkerSettings settings{config.python, config.harnessDir, {}, options.gpu};
+    const double loadTimeout = options.loadTimeout.value_or(config.loadTimeoutSeconds);
+    server::WorkerSettings settings{config.python, config.harnessDir, {}, options.gpu, loadTimeout};
     agents::WorkerFactory workers = [settings](std::function<void(const protocol::json&)> onEvent) {
       return std::make_unique<server::WorkerProcess>(settings, std::move(onEvent));
     };
     agents::loop::LoopLimits limits;
-    limits.baseline.stepDeadline = config.workerDeadline;
+    limits.baseline.stepDeadline = server::callDeadline(config.workerDeadline, loadTimeout);
+    limits.verifyDeadline = server::callDeadline(limits.verifyDeadline, loadTimeout);
     limits.profile.ncuRuns = config.ncuRuns;
     limits.recordTransitions = config.recordTransitions;
     if (options.brain != "builtin") return llmRunner(options, config, std::move(workers), limits);

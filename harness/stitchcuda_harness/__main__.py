@@ -95,7 +95,9 @@ def _export(args: argparse.Namespace) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m stitchcuda_harness")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("worker", help="serve the host over JSON Lines on stdio")
+    w = sub.add_parser("worker", help="serve the host over JSON Lines on stdio")
+    w.add_argument("--load-timeout", type=float, metavar="SECONDS",
+                   help="the most each stage of the model's code (import, __init__, get_inputs, a forward) may take")
     v = sub.add_parser("verify", help="verify a candidate against a reference task")
     v.add_argument("--reference", required=True)
     v.add_argument("--candidate", required=True)
@@ -129,7 +131,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.command == "worker":
         from .worker import main as worker_main
-        return worker_main()
+        return worker_main(args.load_timeout)
     return {"verify": _verify, "build": _build, "export": _export}[args.command](args)
 
 

@@ -16,6 +16,7 @@ from .graph_ir import Graph, Node, SourceRef, TensorValue, Uncovered
 from .ground_truth import ROWS_INDEPENDENT_REL
 from .model_source import argument_text, constant_literal, construction_source, python_literal
 from .module_loader import read_source
+from .stage_deadline import stage
 from .task_loader import Task, check_tensor_outputs
 from .tensor_specs import dtype_name
 
@@ -137,10 +138,10 @@ class _Recorder(TorchDispatchMode):
         return out
 
 
-def _record_forward(model: torch.nn.Module, inputs: list[Any], graph: Graph, task_file: str) -> Any:
+def _record_forward(model: torch.nn.Module, inputs: list[Any], graph: Graph, task_file: str, stage_name: str) -> Any:
     """Runs the forward once under a recorder that fills `graph` (its inputs, parameters, buffers,
     nodes and outputs) and returns the forward's outputs; the forward's exception as a
-    task_forward_error."""
+    task_forward_error. `stage_name` names the forward where its deadline passes."""
     stack: list[str] = []
     recorder = _Recorder(graph, task_file, stack)
     for i, v in enumerate(inputs):
@@ -159,7 +160,7 @@ def _record_forward(model: torch.nn.Module, inputs: list[Any], graph: Graph, tas
         handles.append(sub.register_forward_hook(lambda _m, _i, _o: None if stack.pop() else None))
     try:
         try:
-            with torch.no_grad(), recorder:
+            with torch.no_grad(), recorder, stage(stage_name, (task_file,)):
                 out = model(*inputs)
         except Exception as exc:
             raise from_exception("task_forward_error", exc, (task_file,), "capturing the graph") from exc
@@ -179,7 +180,7 @@ def capture_graph(task: Task, device: torch.device, seed: int = 0) -> Graph:
     graph = Graph(task=task.path, device=str(device), torch=torch.__version__)
     graph.construction = construction_source(read_source(task.path), task.names.model_class,
                                              {task.names.inputs_fn, task.names.init_inputs_fn or ""})
-    outputs = _record_forward(model, inputs, graph, task.path)
+    outputs = _record_forward(model, inputs, graph, task.path, task.forward_stage("graph capture"))
     graph.batch = batch_probe(model, inputs, outputs, seed, task.path)
     return graph
 
@@ -219,7 +220,7 @@ def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.T
     graph: Optional[Graph] = Graph(task=task_file, device=str(tensors[0].device), torch=torch.__version__)
     try:
         torch.manual_seed(seed)
-        again = _record_forward(model, halved, graph, task_file)
+        again = _record_forward(model, halved, graph, task_file, f"{type(model).__name__}.forward (batch probe, {half} rows)")
     except Exception as recorded:
         # A forward that needs the whole batch (a view with the batch size written in) raises again
         # unrecorded; one out of memory may not, as recording holds every intermediate.
@@ -229,7 +230,7 @@ def batch_probe(model: torch.nn.Module, inputs: list[Any], outputs: list[torch.T
         graph = None
         try:
             torch.manual_seed(seed)
-            with torch.no_grad():
+            with torch.no_grad(), stage(f"{type(model).__name__}.forward (batch probe, {half} rows)", (task_file,)):
                 again = check_tensor_outputs(model(*halved), "", None, "task")
         except Exception as exc:
             return {"size": rows, "rows_independent": False, "why": f"the forward on {half} rows raised {type(exc).__name__}"}

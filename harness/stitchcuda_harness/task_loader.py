@@ -14,6 +14,7 @@ import torch
 
 from .errors import HarnessError, from_exception
 from .module_loader import file_sha256, load_module, read_source
+from .stage_deadline import stage
 from .tensor_specs import flatten_tensors, tensor_spec, to_device, value_spec
 
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*stitchcuda:[ \t]*(?P<body>.*)$", re.MULTILINE)
@@ -38,6 +39,7 @@ class Task:
     get_inputs: Callable[[], Any]
     get_init_inputs: Callable[[], Any]
     shrink: Optional[dict[str, Any]] = None  # the reduced sizes, when loaded with the `shrink` param
+    forwarded: bool = False  # a forward has finished: the next is not the first (the stage's name says which)
 
     def instantiate(self, device: torch.device, seed: int) -> torch.nn.Module:
         """Seed, then construct: the candidate is built the same way so equal seeds give equal
@@ -45,7 +47,8 @@ class Task:
         init = self.init_inputs(seed)
         torch.manual_seed(seed)
         try:
-            model = self.model_cls(*init)
+            with stage(f"{self.names.model_class}.__init__", (self.path,)):
+                model = self.model_cls(*init)
         except Exception as exc:
             raise from_exception("task_init_error", exc, (self.path,), f"{self.names.model_class}.__init__") from exc
         if not isinstance(model, torch.nn.Module):
@@ -55,7 +58,8 @@ class Task:
     def init_inputs(self, seed: int) -> list[Any]:
         torch.manual_seed(seed)
         try:
-            return list(self.get_init_inputs())
+            with stage(f"{self.init_name()}()", (self.path,)):
+                return list(self.get_init_inputs())
         except Exception as exc:
             raise from_exception("task_inputs_error", exc, (self.path,), "get_init_inputs()") from exc
 
@@ -68,7 +72,7 @@ class Task:
         torch.manual_seed(seed)
         on_device = device.type == "cuda" and hasattr(torch.device, "__enter__")
         try:
-            with (device if on_device else contextlib.nullcontext()):
+            with (device if on_device else contextlib.nullcontext()), stage(f"{self.names.inputs_fn}()", (self.path,)):
                 values = self.get_inputs()
         except Exception as exc:
             raise from_exception("task_inputs_error", exc, (self.path,), f"{self.names.inputs_fn}()") from exc
@@ -80,11 +84,20 @@ class Task:
     def forward(self, model: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
         """Run the reference and check its outputs are tensors (a tuple/list of them is fine)."""
         try:
-            with torch.no_grad():
+            with torch.no_grad(), stage(self.forward_stage(), (self.path,)):
                 out = model(*inputs)
         except Exception as exc:
             raise from_exception("task_forward_error", exc, (self.path,), f"{self.names.model_class}.forward") from exc
+        self.forwarded = True
         return check_tensor_outputs(out, self.path, _line_of(getattr(self.model_cls, "forward", self.model_cls)), "task")
+
+    def forward_stage(self, purpose: str = "") -> str:
+        """The stage name of a forward of the model: the first one, or a later one and what for."""
+        name = ("the first " if not self.forwarded else "") + f"{self.names.model_class}.forward"
+        return f"{name} ({purpose})" if purpose else name
+
+    def init_name(self) -> str:
+        return self.names.init_inputs_fn or "get_init_inputs"
 
 
 def check_tensor_outputs(out: Any, path: str, line: Optional[int], role: str) -> list[torch.Tensor]:
@@ -132,7 +145,8 @@ def load_task(path: str, params: Optional[dict[str, Any]] = None) -> Task:
     if not os.path.isfile(path):
         raise HarnessError("file_not_found", f"no such task file: {path}", path)
     names = parse_names(read_source(path), params or {})
-    module = load_module(path, "task")
+    with stage(f"importing {os.path.basename(path)}", (path,)):
+        module = load_module(path, "task")
 
     def need(name: str) -> Any:
         value = getattr(module, name, None)

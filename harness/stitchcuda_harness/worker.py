@@ -1,7 +1,9 @@
 """The persistent worker: reads one JSON request per line, answers each with exactly one line,
 in order. Method handlers take typed params and return JSON-able results; every failure becomes
 an error reply with a stable code. After a sticky CUDA error the worker replies and exits (the
-CUDA context cannot recover); a hang is ended by the host's deadline (it kills the process)."""
+CUDA context cannot recover); after a stage of the user's model code passes its deadline the
+worker replies `stage_timeout` and exits (stage_deadline.py); any other hang is ended by the
+host's deadline (it kills the process)."""
 from __future__ import annotations
 
 import json
@@ -9,8 +11,9 @@ import os
 import sys
 import traceback
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
+from . import stage_deadline
 from .channel import Channel
 from .errors import HarnessError, is_sticky_cuda_error
 from .profile_methods import methods as profile_methods
@@ -34,6 +37,7 @@ def _param(params: dict[str, Any], name: str, kind: type, required: bool = True)
 class Worker:
     def __init__(self, channel: Channel) -> None:
         self.channel = channel
+        self.request_id: Any = None  # the request being handled: a stage's deadline answers it
         self.methods: dict[str, Callable[[dict[str, Any]], Any]] = {
             "hello": self.hello, "loadTask": self.load_task, "captureGraph": self.capture_graph,
             "baseline": self.baseline, "profileReference": self.profile_reference,
@@ -52,7 +56,7 @@ class Worker:
                 request = json.loads(raw)
                 if not isinstance(request, dict):
                     raise HarnessError("invalid_request", "a request is a JSON object")
-                request_id = request.get("id")
+                request_id = self.request_id = request.get("id")
                 method, params = request.get("method"), request.get("params", {})
                 if not isinstance(request_id, int) or isinstance(request_id, bool) or not isinstance(method, str):
                     raise HarnessError("invalid_request", "a request needs an integer 'id' and a string 'method'")
@@ -148,10 +152,17 @@ class Worker:
         return result
 
 
-def main() -> int:
+def main(load_timeout: Optional[float] = None) -> int:
+    """`load_timeout`: seconds each stage of the user's model code may take (stage_deadline.py)."""
     channel = Channel()
+    worker = Worker(channel)
+    if load_timeout:
+        def expired(error: HarnessError) -> None:
+            # The stage's code still runs on the main thread: answer its request, then the process ends.
+            channel.send({"id": worker.request_id, "error": error.to_json()})
+        stage_deadline.arm(load_timeout, expired)
     try:
-        status = Worker(channel).serve()
+        status = worker.serve()
     except (BrokenPipeError, KeyboardInterrupt) as exc:
         # The host went away (its end of the pipe closed) or Ctrl-C reached a worker started by hand:
         # an ending, not a fault, so no traceback. Exit at once, as after a sticky error: teardown

@@ -11,7 +11,7 @@ import unittest
 
 from tests.cli import BIN, REPO, stitchcuda
 
-HOST = ("--python", "--jobs-dir", "--ncu-runs", "--log", "--log-level")
+HOST = ("--python", "--load-timeout", "--jobs-dir", "--ncu-runs", "--log", "--log-level")
 SHARED = HOST + ("--api-key-env", "--llm-token-budget", "--llm-usd-budget", "--llm-price", "--llm-max-tokens",
                  "--llm-temperature", "--llm-timeout", "--llm-attempts", "--llm-stream")
 JOB = ("--brain", "--model", "--base-url", "--allow-precision", "--precision", "--layout", "--iterations",

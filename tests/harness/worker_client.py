@@ -23,15 +23,17 @@ class WorkerDied(Exception):
 
 
 class WorkerClient:
-    def __init__(self) -> None:
+    def __init__(self, args: tuple[str, ...] = ()) -> None:
+        """`args`: the worker's own options (--load-timeout S)."""
         self.proc: Optional[subprocess.Popen[bytes]] = None
         self.next_id = 1
         self.logs: list[dict[str, Any]] = []
+        self.args = args
         self.start()
 
     def start(self) -> None:
         env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "harness"), PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen([PYTHON, "-m", "stitchcuda_harness", "worker"], cwd=REPO, env=env,
+        self.proc = subprocess.Popen([PYTHON, "-m", "stitchcuda_harness", "worker", *self.args], cwd=REPO, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)  # worker logs go to ours
         self._buffer = b""
 

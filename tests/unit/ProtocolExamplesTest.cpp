@@ -124,6 +124,17 @@ TEST(ProtocolExamples, OptimizeAllowsOnlyTheNamedPrecisions) {
   EXPECT_THROW((void)params.get<protocol::OptimizeParams>(), protocol::ParamsError);
 }
 
+TEST(ProtocolExamples, OptimizeLoadTimeoutIsAPositiveNumberOfSecondsOrTheHosts) {
+  json params = json::parse(R"({"textDocument": {"uri": "file:///m.py"}})");
+  EXPECT_FALSE(params.get<protocol::OptimizeParams>().loadTimeout);
+  params["loadTimeout"] = 30.5;
+  EXPECT_EQ(params.get<protocol::OptimizeParams>().loadTimeout, 30.5);
+  for (json bad : {json(0), json(-1), json("30")}) {
+    params["loadTimeout"] = bad;
+    EXPECT_THROW((void)params.get<protocol::OptimizeParams>(), protocol::ParamsError) << bad;
+  }
+}
+
 TEST(ProtocolExamples, OptimizeLayoutIsAutoByDefaultOrAForcedOne) {
   json params = json::parse(R"({"textDocument": {"uri": "file:///m.py"}})");
   EXPECT_EQ(params.get<protocol::OptimizeParams>().layout, "auto");
