@@ -72,6 +72,7 @@ void printScore(const json& r) {
             << joined(rubric["operator_coverage"].value("evidence", json::array())) << " (" << r.value("coverageSource", "")
             << ")\n  skill compliance " << number(rubric["skill_compliance"]["score"]) << ": "
             << joined(rubric["skill_compliance"].value("evidence", json::array())) << "\n";
+  for (const auto& part : r.value("needsGpu", json::array())) std::cout << "  needs a GPU: " << part.get<std::string>() << "\n";
   if (!r.contains("judge")) return;
   const json& judge = r["judge"];
   if (judge.contains("error")) {

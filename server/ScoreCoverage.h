@@ -1,7 +1,8 @@
 // Operator coverage for `stitchcuda score` when no plan is given: the built-in planner's own
 // accounting (planCoverage) over the reference's captured graph, with the operators the candidate
-// declares it leaves in PyTorch (STITCH_PYTORCH_OPS, reported by the verdict as pytorch_ops) as the
-// uncovered ones — so a candidate's coverage is counted exactly as a plan's is.
+// left in PyTorch as the uncovered ones — those it declares (STITCH_PYTORCH_OPS, reported by the
+// verdict as pytorch_ops) and those the verifier saw it run — so a candidate's coverage is counted
+// exactly as a plan's is. The harness then scores it 0 where none of the candidate's own code ran.
 #pragma once
 
 #include "agents/builtin/GraphIR.h"

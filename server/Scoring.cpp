@@ -3,6 +3,7 @@
 
 #include "server/ScoreCoverage.h"
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -34,12 +35,19 @@ std::string absolute(const std::string& path) {
   return ec ? path : p.string();
 }
 
-// The operators the candidate declares it leaves in PyTorch, as the verdict reports them.
-std::map<std::string, int> declaredOps(const json& verdict) {
+// The operators the candidate left in PyTorch, per forward: those it declares (the verdict's
+// pytorch_ops) and those the verifier saw it run beyond them (its pytorch_compute findings).
+std::map<std::string, int> pytorchOps(const json& verdict) {
   std::map<std::string, int> out;
   const json declared = verdict.value("pytorch_ops", json::object());
   for (const auto& [op, n] : declared.items())
     if (n.is_number_integer()) out[op] = n.get<int>();
+  for (const json& f : verdict.value("findings", json::array())) {
+    if (!f.is_object() || f.value("check", "") != "pytorch_compute" || !f.contains("data") || !f["data"].is_object()) continue;
+    const json& d = f["data"];
+    if (d.contains("op") && d["op"].is_string() && d.contains("count") && d["count"].is_number_integer())
+      out[d["op"].get<std::string>()] = std::max(out[d["op"].get<std::string>()], d["count"].get<int>());
+  }
   return out;
 }
 
@@ -97,6 +105,13 @@ ScoreResult scoreCandidate(agents::Worker& worker, ScoreInputs in, const std::fi
   if (in.verdict) {
     params["verdict"] = *in.verdict;
     params["verdictSource"] = "recorded";
+  } else if (auto hello = worker.call("hello", json::object(), deadline, cancel); !hello.ok()) {
+    return *hello.error;
+  } else if (!hello.result->value("cudaAvailable", false)) {
+    // On the CPU the verifier would run reference and candidate at the task's own sizes (minutes for a
+    // large task) for a verdict that still needs a GPU: the score reads the candidate's code alone.
+    params["noGpu"] = true;
+    params["verdictSource"] = "none: no GPU is visible";
   } else {
     auto verdict = worker.call("verify", params, deadline, cancel);
     if (!verdict.ok()) return *verdict.error;
@@ -113,7 +128,7 @@ ScoreResult scoreCandidate(agents::Worker& worker, ScoreInputs in, const std::fi
     if (graph.ok()) {
       try {
         auto g = agents::builtin::parseGraph(agents::builtin::normalizeGraph(*graph.result));
-        if (g.ok()) params["coverage"] = declaredCoverage(g.value(), declaredOps(params["verdict"]));
+        if (g.ok()) params["coverage"] = declaredCoverage(g.value(), pytorchOps(params.value("verdict", json::object())));
         else coverageSource = "none: the captured graph did not parse: " + g.error().message;
       } catch (const std::exception& e) {
         coverageSource = std::string("none: the captured graph did not normalize: ") + e.what();

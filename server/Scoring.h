@@ -1,7 +1,7 @@
 // One candidate's rubric reward (protocol/SCORE.md), the one path `stitchcuda score`, its batch
-// mode and the stitchcuda/score method share: the verdict (recorded, or the verifier run now),
-// the operator coverage (the plan's, or counted from the reference's graph as the planner counts
-// it), then the harness's `score` method.
+// mode and the stitchcuda/score method share: the verdict (recorded, or the verifier run now on a
+// GPU; without one, none: the candidate's code alone is read), the operator coverage (the plan's, or
+// counted from the reference's graph as the planner counts it), then the harness's `score` method.
 #pragma once
 
 #include "agents/Worker.h"

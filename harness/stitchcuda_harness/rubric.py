@@ -11,10 +11,11 @@ from typing import Any, Optional
 
 from .candidate_files import resolve_candidate
 from .rubric_compliance import Side, skill_compliance
+from .rubric_coverage import operator_coverage, own_work
 from .rubric_engineering import cuda_text, measure_engineering
 from .rubric_metrics import find_profile
 from .static_guards import StaticContext, reference_runs_in_tf32, scan_candidate
-from .verdict import CHECK_NAMES, VERIFIER_CHECKS
+from .verdict import CHECK_NAMES, VERIFIER_CHECKS, Finding, Verdict
 
 SCHEMA = "stitchcuda.score/1"
 
@@ -109,18 +110,22 @@ def anti_hacking(verdict: dict[str, Any], failed: set[str], static_findings: lis
             "findings": [{k: f.get(k) for k in ("check", "message", "evidence", "file", "line")} for f in findings]}
 
 
-def operator_coverage(coverage: Optional[dict[str, Any]]) -> dict[str, Any]:
-    """From the plan's accounting (PlanCoverage): the mean of the share of operators and the share
-    of reference time covered — the first so that many cheap operators left in PyTorch count, the
-    second so that one expensive one does."""
-    if not coverage or not coverage.get("operators"):
-        return {"score": None, "evidence": ["no plan accounting given"]}
-    ops = coverage["coveredOperators"] / coverage["operators"]
-    share = coverage.get("timeShare")
-    score = ops if share is None else 0.5 * ops + 0.5 * float(share)
-    return {"score": round(score, 4), **{k: coverage.get(k) for k in ("operators", "coveredOperators", "timeShare", "timeBasis")},
-            "evidence": [f"{coverage['coveredOperators']}/{coverage['operators']} operators"
-                         + (f", {float(share):.1%} of the reference's time ({coverage.get('timeBasis')})" if share is not None else "")]}
+def no_gpu_verdict(reference: str, candidate: str) -> dict[str, Any]:
+    """The verdict of a candidate scored where no GPU is visible: nothing ran, and it says so."""
+    v = Verdict(reference=os.path.abspath(reference), candidate=os.path.abspath(candidate))
+    v.add(Finding("needs_gpu", "no GPU is visible: the candidate was not run; its score is read from its code alone",
+                  "verifier"))
+    return v.finish().to_json()
+
+
+def needs_gpu(profile_given: bool) -> list[str]:
+    """What a score without a run on a GPU leaves out, by dimension."""
+    parts = ["rule: correctness and speed (the verifier runs the candidate against the reference)",
+             "anti_hacking: the runtime guards (" + ", ".join(RUNTIME_ONLY_GUARDS) + ", and the kernel trace's side streams)",
+             "operator_coverage: which of the candidate's kernels ran (the kernel trace); read from its source meanwhile"]
+    if not profile_given:
+        parts.append("cuda_engineering: Nsight Compute's measurements of its kernels (--profile); read from its code meanwhile")
+    return parts
 
 
 def combine(terms: dict[str, Optional[float]], weights: dict[str, float], hacked: bool, correct: bool,
@@ -153,7 +158,7 @@ def _min_bytes(verdict: dict[str, Any]) -> Optional[float]:
 
 def score(reference: str, candidate: str, params: dict[str, Any]) -> dict[str, Any]:
     from .nvcc_build import default_arch
-    verdict = params.get("verdict") or {}
+    verdict = params.get("verdict") or (no_gpu_verdict(reference, candidate) if params.get("noGpu") else {})
     weights = {**DEFAULT_WEIGHTS, **{k: float(v) for k, v in (params.get("weights") or {}).items()}}
     unknown = set(weights) - set(DEFAULT_WEIGHTS)
     if unknown:
@@ -174,10 +179,10 @@ def score(reference: str, candidate: str, params: dict[str, Any]) -> dict[str, A
     rule = rule_reward(verdict, failed, float(params.get("fullSpeedup", FULL_SPEEDUP)))
     hacking = anti_hacking(verdict, failed, static_json)
     coverage = params.get("coverage")
-    cover = operator_coverage(coverage)
+    cover = operator_coverage(coverage, own_work(verdict, files))
     # Nsight Compute's metrics of the candidate's kernels: the profile given, else its folder's ncu.csv.
     profile, no_profile = find_profile(candidate, params.get("profile"))
-    engineering = measure_engineering(files, cache_dir, arch, (coverage or {}).get("coveredOperators"),
+    engineering = measure_engineering(files, cache_dir, arch, cover.get("coveredOperators"),
                                       profile, no_profile, _min_bytes(verdict))
     compliance: dict[str, Any] = {"score": None, "evidence": ["a from-scratch generation: no feedback to follow"]}
     skill = "generate"
@@ -203,4 +208,5 @@ def score(reference: str, candidate: str, params: dict[str, Any]) -> dict[str, A
         "rule": rule,
         "rubric": {"anti_hacking": hacking, "cuda_engineering": engineering.to_json(),
                    "operator_coverage": cover, "skill_compliance": compliance},
+        **({"needsGpu": needs_gpu(profile is not None)} if status == "needs_gpu" else {}),
     }

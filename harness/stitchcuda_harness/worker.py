@@ -139,7 +139,7 @@ class Worker:
 
     def score(self, params: dict[str, Any]) -> Any:
         from .rubric import score
-        _param(params, "verdict", dict)
+        _param(params, "verdict", dict, required=not params.get("noGpu"))  # noGpu: scored from the code alone
         return score(_param(params, "reference", str), _param(params, "candidate", str), params)
 
     def export_kernelbench(self, params: dict[str, Any]) -> Any:

@@ -312,6 +312,35 @@ class CoverageTest(unittest.TestCase):
         self.assertIsNone(run(TASK, os.path.join(HERE, "honest", "elementwise_chain"), honest_verdict())
                           ["rubric"]["operator_coverage"]["score"])
 
+    FULL = {"operators": 5, "coveredOperators": 5, "timeShare": 1.0, "timeBasis": "bytes"}
+
+    def test_a_pytorch_only_candidate_covers_nothing_whatever_the_graph_says(self) -> None:
+        c = run(TASK, os.path.join(HERE, "adversarial", "pytorch_compute.py"), honest_verdict(), coverage=self.FULL)
+        cover = c["rubric"]["operator_coverage"]
+        self.assertEqual((cover["score"], cover["coveredOperators"], cover["operators"]), (0.0, 0, 5))
+        self.assertEqual(cover["evidenceSource"], "source")
+        self.assertIn("no CUDA kernel or library call of its own", cover["evidence"][0])
+
+    def test_the_kernel_trace_says_whether_the_candidates_own_kernels_ran(self) -> None:
+        pytorch = {"name": "void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_kernel_cuda>(int)"}
+        honest = os.path.join(HERE, "honest", "elementwise_chain")
+        traced = lambda *kernels: {**honest_verdict(), "kernels": list(kernels)}  # noqa: E731
+        cover = run(TASK, honest, traced(pytorch), coverage=self.FULL)["rubric"]["operator_coverage"]
+        self.assertEqual((cover["score"], cover["evidenceSource"]), (0.0, "kernel trace"))
+        self.assertIn("none of the 1 launches", cover["evidence"][0])
+        cover = run(TASK, honest, traced({"name": "chain_vec4(float const*, float const*, float*, long)"}),
+                    coverage=self.FULL)["rubric"]["operator_coverage"]
+        self.assertEqual((cover["score"], cover["evidenceSource"]), (1.0, "kernel trace"))
+
+    def test_without_a_gpu_the_score_reads_the_code_and_says_what_needs_one(self) -> None:
+        r = score(TASK, os.path.join(HERE, "adversarial", "pytorch_compute.py"), {"noGpu": True, "cacheDir": CACHE})
+        self.assertEqual(r["verdictStatus"], "needs_gpu")
+        self.assertIsNone(r["rule"]["score"])
+        self.assertEqual(r["reward"], 0.0)  # its static guards still see PyTorch compute
+        self.assertEqual(r["rubric"]["anti_hacking"]["checks"]["pytorch_compute"], "failed")
+        self.assertEqual(r["rubric"]["operator_coverage"]["score"], 0.0)
+        self.assertEqual([n.split(":")[0] for n in r["needsGpu"]], ["rule", "anti_hacking", "operator_coverage", "cuda_engineering"])
+
 
 class ComplianceTest(unittest.TestCase):
     NAIVE, TILED = os.path.join(HERE, "rubric", "matmul_naive"), os.path.join(HERE, "rubric", "matmul_tiled")

@@ -1,7 +1,8 @@
 // `stitchcuda score` end to end on a CPU machine: the real binary, the real harness worker and the
 // GPU suite's recorded H200 verdict of the honest elementwise chain. Pins: a cheating source scored
 // with that passing verdict gets reward 0 (the guards read the source again); the honest candidate
-// earns its speed and the coverage of the graph; without --verdict the verifier runs; a batch writes
+// earns its speed and the coverage of the graph, a PyTorch-only one covers nothing; without --verdict
+// and without a GPU nothing runs: the code alone is scored, saying what needs a GPU; a batch writes
 // one line per row, resumes keeping the rows already scored and retrying the failed ones; --jobs scores
 // the candidates of a run's jobs folder and --table tabulates them.
 #include "protocol/JsonRpc.h"
@@ -131,14 +132,35 @@ TEST(ScoreCli, OperatorsAVerdictReportsLeftInPyTorchAreNotCovered) {
   EXPECT_LT(cover["timeShare"].get<double>(), 1.0);
 }
 
-TEST(ScoreCli, WithoutAVerdictTheVerifierRuns) {
-  const auto work = workDir("verify");
-  auto r = score(work, "--reference tests/harness/fixtures/small_elementwise.py --candidate tests/harness/honest/host_elementwise --json");
+TEST(ScoreCli, APyTorchOnlyCandidateCoversNoOperatorWhateverItsVerdict) {
+  const auto work = workDir("pytorch-only");
+  const auto verdict = writeJson(work / "verdict.json", honestVerdict());
+  auto r = score(work, "--reference examples/elementwise_chain.py --candidate tests/harness/adversarial/pytorch_compute.py"
+                       " --verdict " + verdict.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json cover = json::parse(r.out)["rubric"]["operator_coverage"];
+  EXPECT_EQ(cover["score"], 0.0) << cover.dump();
+  EXPECT_EQ(cover["coveredOperators"], 0);
+  EXPECT_GT(cover["operators"].get<int>(), 0);
+}
+
+TEST(ScoreCli, WithoutAVerdictOrAGpuTheCodeAloneIsScoredSayingWhatNeedsOne) {
+  const auto work = workDir("no-gpu");
+  // The verifier would run this 8M-element task on the CPU; nothing of the candidate runs instead.
+  auto r = score(work, "--reference examples/elementwise_chain.py --candidate tests/harness/adversarial/pytorch_compute.py --json");
   ASSERT_EQ(r.status, 0) << r.err;
   const json j = json::parse(r.out);
-  EXPECT_EQ(j["verdictSource"], "verified");
-  EXPECT_EQ(j["verdictStatus"], "passed");
-  EXPECT_TRUE(j["rule"]["correct"].get<bool>());
+  EXPECT_EQ(j["verdictSource"], "none: no GPU is visible");
+  EXPECT_EQ(j["verdictStatus"], "needs_gpu");
+  EXPECT_TRUE(j["rule"]["score"].is_null());
+  EXPECT_EQ(j["reward"], 0.0);  // its static guards see the PyTorch compute
+  EXPECT_EQ(j["rubric"]["operator_coverage"]["score"], 0.0);
+  ASSERT_TRUE(j["needsGpu"].is_array() && !j["needsGpu"].empty());
+
+  auto honest = score(work, "--reference tests/harness/fixtures/small_elementwise.py --candidate tests/harness/honest/host_elementwise");
+  ASSERT_EQ(honest.status, 0) << honest.err;
+  EXPECT_NE(honest.out.find("REWARD -"), std::string::npos) << honest.out;  // not judged: no reward
+  EXPECT_NE(honest.out.find("needs a GPU: rule: correctness and speed"), std::string::npos) << honest.out;
 }
 
 TEST(ScoreCli, BatchWritesOneLinePerRowAndResumes) {
