@@ -639,7 +639,7 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
   std::string params;
   for (const std::string& id : graph.inputs) params += (params.empty() ? "" : ", ") + l.value().names.at(id);
   std::ostringstream py;
-  py << in << "# StitchCUDA: " << plan.kernels.size() << " step(s) compiled into " << program.folder << "/" << program.cuda
+  py << forward.header << in << "# StitchCUDA: " << plan.kernels.size() << " step(s) compiled into " << program.folder << "/" << program.cuda
      << ", built with nvcc on first use" << (plan.rows ? ", for any batch size" : "") << "\n"
      << in << "program = getattr(self, \"_stitch_program\", None)\n"
      << in << "if program is None:\n"

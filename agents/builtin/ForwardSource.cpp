@@ -1,5 +1,5 @@
 // A line-based reader of a Python class's forward; see ForwardSource.h. It handles the shapes
-// a model file has (multi-line signatures, annotations, defaults) and refuses *args.
+// a model file has (multi-line signatures, annotations, defaults, a one-line body) and refuses *args.
 #include "agents/builtin/ForwardSource.h"
 
 #include <sstream>
@@ -82,6 +82,24 @@ Outcome<ForwardSource> findForward(const std::string& source, const std::string&
       current += c;
   }
   if (!flush()) return Failure{"line " + std::to_string(f.defLine) + ": forward takes *args or **kwargs"};
+  // The colon that ends the def (after a return annotation, if any): what follows it on that line,
+  // other than a comment, is a one-line body.
+  const std::size_t lastLine = end - 1;
+  const std::size_t lastStart = joined.size() - lines[lastLine].size() - 1;
+  depth = 0;
+  for (std::size_t i = close + 1; i < joined.size() && joined[i] != '\n'; ++i) {
+    const char c = joined[i];
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (c != ':' || depth != 0) continue;
+    const std::string rest = trim(joined.substr(i + 1, joined.find('\n', i) - i - 1));
+    if (rest.empty() || rest[0] == '#') break;
+    f.bodyFirst = f.bodyLast = static_cast<int>(lastLine) + 1;
+    f.bodyIndent = lines[start].substr(0, defIndent) + "    ";
+    f.body = f.bodyIndent + rest + "\n";
+    f.header = joined.substr(lastStart, i + 1 - lastStart) + "\n";
+    return f;
+  }
   for (std::size_t i = end; i < lines.size(); ++i) {
     if (blank(lines[i])) continue;
     if (indentOf(lines[i]) <= defIndent) break;

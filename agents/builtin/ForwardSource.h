@@ -17,6 +17,10 @@ struct ForwardSource {
   int bodyLast = 0;
   std::string bodyIndent;
   std::string body;  // lines bodyFirst..bodyLast as written, each ending in a newline
+  // A body on the def line itself (`def forward(self, x): return x * 2`): that line is then
+  // bodyFirst = bodyLast, `body` its statement on a line of its own, and `header` the line up to
+  // its colon: an edit of lines bodyFirst..bodyLast begins with it. Empty for a body of its own lines.
+  std::string header;
 };
 
 // Finds `def forward` of `modelClass` (the first class defining forward when empty).

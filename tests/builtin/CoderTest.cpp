@@ -81,6 +81,30 @@ TEST(Coder, ArgumentsLeftAtTheirDefaultKeepItAndAreChecked) {
   EXPECT_TRUE(has(missing.error().message, "y has no default"));
 }
 
+// A forward written on one line is its own body: the edit replaces that line, beginning with the def
+// up to its colon, and keeps the statement as the original forward below the compiled path.
+TEST(ForwardSource, AOneLineForwardIsItsOwnBody) {
+  auto f = findForward("class Model(nn.Module):\n    def forward(self, x,\n                h0=None) -> torch.Tensor: return x * 2  # doubled\n\n"
+                       "def get_inputs():\n    return []\n");
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  EXPECT_EQ(f.value().params, (std::vector<std::string>{"x", "h0"}));
+  EXPECT_EQ(f.value().defLine, 2);
+  EXPECT_EQ(f.value().bodyFirst, 3);
+  EXPECT_EQ(f.value().bodyLast, 3);
+  EXPECT_EQ(f.value().body, "        return x * 2  # doubled\n");
+  EXPECT_EQ(f.value().header, "                h0=None) -> torch.Tensor:\n");
+  auto g = testing::loadFixture("pad_constant");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const std::string edit = forwardReplacement(g.value(), makePlan(g.value()), f.value(), {"k", "m.cu"});
+  EXPECT_TRUE(edit.starts_with("                h0=None) -> torch.Tensor:\n        # StitchCUDA: ")) << edit;
+  EXPECT_TRUE(edit.ends_with("        return x * 2  # doubled\n")) << edit;
+  // A comment after the colon is no body: the lines below are.
+  auto commented = findForward("class Model(nn.Module):\n    def forward(self, x):  # one line\n        return x\n");
+  ASSERT_TRUE(commented.ok()) << commented.error().message;
+  EXPECT_EQ(commented.value().header, "");
+  EXPECT_EQ(commented.value().body, "        return x\n");
+}
+
 // Constant padding loads only inside the padded tensor and fills the rest; generated_on_cpu.py runs it.
 TEST(Coder, ConstantPaddingLoadsOnlyInsideThePaddedTensor) {
   const std::string cu = cudaOf("pad_constant");
