@@ -5,6 +5,7 @@
 #include "server/HostShutdown.h"
 #include "server/JobManager.h"
 #include "server/Logger.h"
+#include "server/OutFolderLock.h"
 #include "server/ProgramExport.h"
 #include "server/Uri.h"
 
@@ -158,6 +159,13 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   }
   std::ostringstream text;
   text << in.rdbuf();
+  // Held until this run has written its report and program: a second run on the same --out is refused.
+  std::string busy;
+  const auto outLock = args.out ? OutFolderLock::take(*args.out, busy) : std::optional<OutFolderLock>();
+  if (args.out && !outLock) {
+    std::cerr << "stitchcuda optimize: --out " << *args.out << ": " << busy << "\n";
+    return 1;
+  }
 
   boost::asio::thread_pool pool(2);
   std::mutex m;
