@@ -53,10 +53,10 @@ std::string endpointOf(const std::string& path) {
 // The whole service: its settings, pool, metrics and HTTP server, alive for one run of the command.
 class RewardService {
 public:
-  RewardService(const HostConfig& config, const RewardArgs& args, std::optional<std::string> token,
-                RewardSettings settings)
+  RewardService(const HostConfig& config, const RewardArgs& args, std::vector<std::optional<int>> gpus,
+                std::optional<std::string> token, RewardSettings settings)
       : args_(args), token_(std::move(token)), settings_(std::move(settings)),
-        pool_(slotGpus(args), static_cast<std::size_t>(args.queueCapacity()), workerFactory(config),
+        pool_(std::move(gpus), static_cast<std::size_t>(args.queueCapacity()), workerFactory(config),
               std::chrono::seconds(120)) {
     const std::size_t threads = static_cast<std::size_t>(args.workers() + args.queueCapacity()) + kSpareThreads;
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -69,8 +69,7 @@ public:
       if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // one of ours, counted
       metrics_.answered(endpointOf(req.path), res.status);
       if (res.status == 413)
-        sendError(res, 413, "body_too_large",
-                  tooLarge());
+        sendError(res, 413, "body_too_large", tooLarge());
       else if (res.status == 404)
         sendError(res, 404, "not_found",
                   "no endpoint " + req.method + " " + req.path +
@@ -119,14 +118,6 @@ public:
 
 private:
   static constexpr std::size_t kSpareThreads = 8;  // for health, metrics and refusals while the queue is full
-
-  static std::vector<std::optional<int>> slotGpus(const RewardArgs& args) {
-    std::vector<std::optional<int>> gpus;
-    // As `score --batch --gpus N`: with several GPUs each worker sees only its own; one worker keeps
-    // the environment's CUDA_VISIBLE_DEVICES.
-    for (int i = 0; i < args.workers(); ++i) gpus.push_back(args.gpus && *args.gpus > 1 ? std::optional<int>(i) : std::nullopt);
-    return gpus;
-  }
 
   static RewardPool::WorkerFactory workerFactory(const HostConfig& config) {
     return [python = config.python, harness = config.harnessDir, load = config.loadTimeoutSeconds](std::optional<int> gpu) {
@@ -178,8 +169,7 @@ private:
   void run(const httplib::Request& req, httplib::Response& res,
            RewardWork (*read)(const json&, const RewardSettings&)) {
     if (req.body.size() > args_.maxBodyBytes)  // a chunked body has no Content-Length for cpp-httplib to check
-      return sendError(res, 413, "body_too_large",
-                       tooLarge());
+      return sendError(res, 413, "body_too_large", tooLarge());
     json body;
     try {
       body = json::parse(req.body);
@@ -220,6 +210,32 @@ private:
   httplib::Server http_;
 };
 
+// Each worker's CUDA_VISIBLE_DEVICES, or why there is none. With several GPUs each worker sees only its
+// own: the i-th of the environment's CUDA_VISIBLE_DEVICES where it is set (a scheduler's allocation,
+// "2,3"), else GPU i. One worker, or CPU slots, keep the environment's.
+std::variant<std::vector<std::optional<int>>, std::string> slotGpus(const RewardArgs& args) {
+  std::vector<std::optional<int>> gpus(static_cast<std::size_t>(args.workers()));
+  if (!args.gpus || *args.gpus == 1) return gpus;
+  std::vector<int> visible;
+  if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::string list = env;
+    for (std::size_t start = 0; !list.empty() && start <= list.size();) {
+      const std::size_t end = std::min(list.find(',', start), list.size());
+      const std::string item = list.substr(start, end - start);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+        return "--gpus " + std::to_string(*args.gpus) + " takes GPUs by index, and CUDA_VISIBLE_DEVICES=" + list +
+               " names them otherwise; give it indexes";
+      visible.push_back(std::stoi(item));
+      start = end + 1;
+    }
+    if (visible.size() < gpus.size())
+      return "--gpus " + std::to_string(*args.gpus) + " but CUDA_VISIBLE_DEVICES=" + list + " lists " +
+             std::to_string(visible.size());
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) gpus[i] = visible.empty() ? static_cast<int>(i) : visible[i];
+  return gpus;
+}
+
 std::string urlHost(const std::string& host) {
   return host.find(':') != std::string::npos && host.front() != '[' ? "[" + host + "]" : host;
 }
@@ -246,9 +262,14 @@ int runServeReward(const HostConfig& config, const RewardArgs& args) {
   const fs::path scratch = config.jobsDir / "serve-reward" / std::to_string(::getpid());
   RewardSettings settings{root, scratch, config.jobsDir / ".verify-cache",
                           callDeadline(config.workerDeadline, config.loadTimeoutSeconds)};
+  auto gpus = slotGpus(args);
+  if (const auto* error = std::get_if<std::string>(&gpus)) {
+    std::cerr << "stitchcuda serve-reward: " << *error << "\n";
+    return 2;
+  }
   int exitCode = 0;
   {
-    RewardService service(config, args, std::move(token), settings);
+    RewardService service(config, args, std::get<0>(std::move(gpus)), std::move(token), settings);
     const auto bound = service.bind();
     if (const auto* error = std::get_if<std::string>(&bound)) {
       std::cerr << "stitchcuda serve-reward: " << *error << "\n";

@@ -3,7 +3,8 @@
 // Pins: health; a score by paths and by inline sources answers `score --json`'s reward, a cheat 0; a verify
 // answers the verdict; malformed JSON and bad fields are 400 saying what is wrong; paths outside the root
 // are refused; a body over --max-body is 413; beyond loopback the service will not start without a token and
-// answers 401 without the right one; a full queue answers 429 with Retry-After; 50 concurrent clients that
+// answers 401 without the right one; with several GPUs each worker gets its own, from the allocation in
+// CUDA_VISIBLE_DEVICES where one is set; a full queue answers 429 with Retry-After; 50 concurrent clients that
 // retry their 429s all get their own answer; metrics count it all; the verl example reward posts and retries.
 // Needs an interpreter with PyTorch (STITCHCUDA_PYTHON, default /usr/bin/python3, Debian's python3-torch).
 import { test } from 'node:test';
@@ -164,6 +165,18 @@ test('beyond loopback serve-reward needs a token and refuses requests without it
   }
   const r = await call(url, '/v1/score', { headers: { Authorization: `Bearer ${token}` }, body: { reference, candidate, verdict } });
   assert.equal(r.status, 200, r.text);
+});
+
+test('with several GPUs each worker sees its own, taken from the allocation in CUDA_VISIBLE_DEVICES', async (t) => {
+  const { url } = await start(t, ['--gpus', '2'], { CUDA_VISIBLE_DEVICES: '5,7' });
+  const metrics = (await call(url, '/v1/metrics')).json;
+  assert.deepEqual(metrics.workerStates.map((w) => w.gpu), [5, 7]);
+  for (const visible of ['5', '', 'GPU-1234,GPU-5678']) {
+    const refused = spawnSync(binary, ['serve-reward', '--port', '0', '--gpus', '2', '--python', python],
+      { encoding: 'utf8', env: { ...process.env, CUDA_VISIBLE_DEVICES: visible } });
+    assert.equal(refused.status, 2, refused.stderr);
+    assert.match(refused.stderr, /--gpus 2 .*CUDA_VISIBLE_DEVICES=/);
+  }
 });
 
 test('a full queue answers 429 with Retry-After, and every request retried gets its answer', async (t) => {
