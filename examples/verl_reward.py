@@ -7,6 +7,10 @@ In verl's config:
       path: examples/verl_reward.py
       name: compute_score
 
+verl's default reward manager scores one answer at a time, which keeps one of the service's GPUs busy. With
+``reward_model.reward_manager: batch`` and ``name: compute_score_batch`` a whole batch is posted at once
+(STITCHCUDA_REWARD_CLIENTS requests in flight, default 64) and the service spreads it over its GPUs.
+
 `ground_truth` is the task: a reference file's path under the service's --root (a KernelBench problem,
 ``level1/19_ReLU.py``), or the reference's source itself. The candidate is taken from the model's answer:
 the last fenced Python block that defines ``ModelNew`` (a KernelBench-style file, load_inline allowed) and,
@@ -29,7 +33,8 @@ import re
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional, Sequence
 
 # Worker errors that are the candidate's doing (it crashed, hung, or poisoned the GPU): a reward of 0.
 CANDIDATE_FAILURES = {"worker_crashed", "cuda_sticky_error", "deadline_exceeded", "stage_timeout"}
@@ -110,3 +115,12 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
         raise RuntimeError(f"the verifier could not judge this candidate ({scored.get('verdictStatus')}): "
                            "serve the reward on a GPU machine (serve-reward --gpus N)")
     return float(scored["reward"])
+
+
+def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str], ground_truths: Sequence[str],
+                        extra_infos: Optional[Sequence[Optional[dict]]] = None, **_: Any) -> list[float]:
+    """verl's batch reward manager's interface: every answer of the batch posted at once, rewards in order."""
+    extras = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+    clients = max(1, int(os.environ.get("STITCHCUDA_REWARD_CLIENTS", "64")))
+    with ThreadPoolExecutor(max_workers=min(clients, max(1, len(solution_strs)))) as pool:
+        return list(pool.map(compute_score, data_sources, solution_strs, ground_truths, extras))

@@ -209,17 +209,26 @@ test('50 concurrent clients retrying their 429s all get their own answer', async
   assert.equal(metrics.answers.score['429'], answers.reduce((n, r) => n + r.refused, 0));
   assert.equal(metrics.queueDepth, 0);
 
-  // The verl example reward: the candidate taken out of a model's answer, posted, its reward a float.
+  // The verl example reward: the candidate taken out of a model's answer, posted, its reward a float; a batch's
+  // rewards in the batch's order.
   const fence = '```';
   const solution = `Here is the kernel.\n${fence}python\n${readFileSync(join(root, candidate, 'model_new.py'), 'utf8')}${fence}\n` +
     `${fence}cuda\n${readFileSync(join(root, candidate, 'candidate.cu'), 'utf8')}${fence}\n`;
   const example = spawnSync(python, ['-c', [
     'import json, sys; sys.path.insert(0, "examples"); import verl_reward',
     'args = json.load(sys.stdin)',
-    'print(json.dumps([verl_reward.compute_score("kernelbench", args["solution"], args["reference"], {"score": {"verdict": args["verdict"]}}),',
-    '                  verl_reward.compute_score("kernelbench", "no code here", args["reference"])]))'].join('\n')],
+    'extra = {"score": {"verdict": args["verdict"]}}',
+    'batch = [args["solution"]] * 9 + [""]  # more than 2 workers and a queue of 4 take at once: some are retried',
+    'print(json.dumps([verl_reward.compute_score("kernelbench", args["solution"], args["reference"], extra),',
+    '                  verl_reward.compute_score("kernelbench", "no code here", args["reference"]),',
+    '                  verl_reward.compute_score_batch(data_sources=["kb"] * 10, solution_strs=batch,',
+    '                                                  ground_truths=[args["reference"]] * 10, extra_infos=[extra] * 10)]))'].join('\n')],
   { cwd: root, encoding: 'utf8', input: JSON.stringify({ solution, reference, verdict }),
     env: { ...process.env, STITCHCUDA_REWARD_URL: url }, timeout: 120_000 });
   assert.equal(example.status, 0, example.stderr);
-  assert.deepEqual(JSON.parse(example.stdout), [answers[0].json.reward, 0]);
+  const reward = answers[0].json.reward;
+  assert.deepEqual(JSON.parse(example.stdout), [reward, 0, [...Array(9).fill(reward), 0]]);
+  const after = (await call(url, '/v1/metrics')).json;
+  assert.equal(after.requestsServed, 50 + 1 + 9);
+  assert.ok(after.answers.score['429'] > metrics.answers.score['429'], 'the example was never refused, so never retried');
 });
