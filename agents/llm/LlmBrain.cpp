@@ -233,7 +233,7 @@ std::string LlmBrain::editText(const program::ProgramNames& program, std::option
   const auto body = forwardBody(previous_->python);
   if (body.empty()) return "";
   const std::string& in = forward_.bodyIndent;
-  std::string py = in + "# StitchCUDA: the LLM brain's candidate, compiled into " + program.folder + "/" + program.cuda +
+  std::string py = forward_.header + in + "# StitchCUDA: the LLM brain's candidate, compiled into " + program.folder + "/" + program.cuda +
                    ", built with nvcc on first use\n" + in + "if not hasattr(self, \"_stitch_lib\"):\n" + in + "    from " +
                    program.folder + " import load_program\n" + in + "    self._stitch_lib = load_program(\"" + program.cuda + "\")\n";
   for (std::string line : body) {

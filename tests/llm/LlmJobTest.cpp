@@ -108,13 +108,16 @@ struct JobRun {
   fs::path jobDir;
 };
 
+// `model`: the task's text, when not examples/mlp.py as it is.
 std::unique_ptr<JobRun> runJob(FakeProvider& provider, std::deque<json>& verdicts, int iterations,
-                               std::optional<long long> tokenBudget = std::nullopt) {
+                               std::optional<long long> tokenBudget = std::nullopt,
+                               std::optional<std::string> model = std::nullopt) {
   auto run = std::make_unique<JobRun>();
   run->jobDir = fs::temp_directory_path() / ("stitch-llm-job-" + std::to_string(::getpid()) + "-" + std::to_string(iterations));
   fs::remove_all(run->jobDir);
   fs::create_directories(run->jobDir);
-  fs::copy_file(kSource / "examples/mlp.py", run->jobDir / "mlp.py");
+  if (model) std::ofstream(run->jobDir / "mlp.py") << *model;
+  else fs::copy_file(kSource / "examples/mlp.py", run->jobDir / "mlp.py");
   JobRequest request;
   request.jobId = "job-1";
   request.uri = "file:///work/mlp.py";
@@ -219,6 +222,35 @@ TEST(LlmJob, ApiKeyAppearsInNoEventOrProgress) {
   EXPECT_NE(all.find("[redacted]"), std::string::npos) << "the echoed key should have been logged, redacted";
   EXPECT_EQ(all.find(kKey), std::string::npos);
   EXPECT_EQ(all.find("sk-live-SECR"), std::string::npos);
+  fs::remove_all(run->jobDir);
+}
+
+// A forward written on one line: the edit replaces that line and begins with the def up to its colon.
+TEST(LlmJob, AOneLineForwardIsEditedIntoAWholeDef) {
+  std::ifstream in(kSource / "examples/mlp.py");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string model = text.str();
+  const std::string twoLines = "    def forward(self, x):\n        return torch.relu(self.fc(x))\n";
+  ASSERT_NE(model.find(twoLines), std::string::npos);
+  model.replace(model.find(twoLines), twoLines.size(), "    def forward(self, x): return torch.relu(self.fc(x))\n");
+  FakeProvider provider;
+  provider.push(fake::openAiStream(kPlan));
+  provider.push(fake::openAiStream(candidate("one kernel", "ONLY")));
+  json passing = suite()["honest"][0];
+  passing["build"] = {{"ok", true}, {"library", "/cache/c1.so"}};
+  std::deque<json> verdicts{passing};
+  auto run = runJob(provider, verdicts, 1, std::nullopt, model);
+  bool edited = false;
+  for (const auto& e : run->context.events)
+    if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c1" && !c->candidate.newText.empty()) {
+      EXPECT_TRUE(c->candidate.newText.starts_with("    def forward(self, x):\n        # StitchCUDA: the LLM brain's candidate"))
+          << c->candidate.newText;
+      EXPECT_EQ(c->candidate.range.start.line, 11);  // the def line itself
+      EXPECT_EQ(c->candidate.range.end.line, 12);
+      edited = true;
+    }
+  EXPECT_TRUE(edited) << run->finished.message;
   fs::remove_all(run->jobDir);
 }
 
