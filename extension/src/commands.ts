@@ -14,6 +14,7 @@ import {
   parseCandidateRef, parseExportForm,
 } from './model/programExport';
 import { interpreterProblem } from './model/interpreter';
+import { candidateOfDiff } from './model/candidateDiff';
 import { showJobProgress } from './views/optimizeProgress';
 
 const isCuda = (doc: vscode.TextDocument) => doc.languageId === 'cuda-cpp' || doc.fileName.endsWith('.cu');
@@ -23,6 +24,19 @@ export function programCudaModel(doc: vscode.TextDocument): vscode.Uri | undefin
   if (doc.uri.scheme !== 'file' || !isCuda(doc)) return undefined;
   const model = modelOfProgramCuda(doc.uri.fsPath, currentSettings().kernelsFolder, (p) => fs.existsSync(p));
   return model ? vscode.Uri.file(model) : undefined;
+}
+
+/** The candidate whose Diff is the active tab (either side of it, or any file of a multi-file Diff). */
+function candidateOfActiveDiff() {
+  const uris: vscode.Uri[] = [];
+  const doc = vscode.window.activeTextEditor?.document;
+  if (doc) uris.push(doc.uri);
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  if (input instanceof vscode.TabInputTextDiff) uris.push(input.modified, input.original);
+  // The multi-file changes editor (vscode.TabInputTextMultiDiff, newer than the API this builds against).
+  const multi = (input as { textDiffs?: { original?: vscode.Uri; modified?: vscode.Uri }[] } | undefined)?.textDiffs;
+  for (const d of Array.isArray(multi) ? multi : []) for (const u of [d.modified, d.original]) if (u) uris.push(u);
+  return candidateOfDiff(uris);
 }
 
 /** An error already shown to the user. */
@@ -230,7 +244,7 @@ export function registerCommands(
    * (`{jobId, candidateId}`, from a report's link); saying why when there is none.
    */
   const programOf = async (arg: unknown) => {
-    const ref = parseCandidateRef(arg);
+    const ref = parseCandidateRef(arg) ?? (arg === undefined ? candidateOfActiveDiff() : undefined);
     if (ref) {
       const job = store.get(ref.jobId);
       const candidate = job?.candidates.find((c) => c.id === ref.candidateId);

@@ -59,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
   );
-  registerCandidateDiff(context);
+  registerCandidateDiff(context, store);
   registerCommands(context, host, store, output);
 
   // Start the host now so hovers and lenses of past jobs work; a failure is reported, and
