@@ -1,4 +1,6 @@
 // The host's stderr and vscode-languageclient's own messages, as lines for a log output channel.
+// The host passes its harness worker's stderr on, Python tracebacks included; a traceback is held
+// until its exception line, so that the whole block is logged at one level.
 // Both stamp their lines (the host: `I 2026-11-25T10:00:00.000Z [stitchcuda] text`; the client:
 // `[Info  - 10:00:00 AM] text`), and a log channel stamps every entry again; stderr arrives in
 // chunks that end in a newline, which a log channel shows as an empty entry. So chunks are cut
@@ -37,5 +39,39 @@ export class HostLogSplitter {
     const rest = this.pending;
     this.pending = '';
     return rest.trim() === '' ? [] : [parseHostLogLine(rest)];
+  }
+}
+
+/**
+ * Holds a Python traceback ("Traceback (most recent call last):", its indented frames, then the
+ * exception line) until it is whole, then gives every line of it the level `levelOf` picks from the
+ * exception line (undefined: each keeps its own). Other lines pass at once.
+ */
+export class TracebackBlocks {
+  private held: HostLogLine[] = [];
+
+  constructor(private readonly levelOf: (exception: string) => HostLogLevel | undefined) {}
+
+  push(lines: HostLogLine[]): HostLogLine[] {
+    const out: HostLogLine[] = [];
+    for (const line of lines) {
+      if (this.held.length === 0 && line.text !== 'Traceback (most recent call last):') {
+        out.push(line);
+        continue;
+      }
+      this.held.push(line);
+      if (this.held.length === 1 || /^\s/.test(line.text)) continue;
+      const level = this.levelOf(line.text);
+      out.push(...this.held.map((l) => (level ? { level, text: l.text } : l)));
+      this.held = [];
+    }
+    return out;
+  }
+
+  // A traceback the host stopped in the middle of, as it came.
+  flush(): HostLogLine[] {
+    const rest = this.held;
+    this.held = [];
+    return rest;
   }
 }

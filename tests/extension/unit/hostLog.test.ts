@@ -2,7 +2,7 @@
 // entries (model/hostLog.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HostLogSplitter, parseHostLogLine } from '../../../extension/src/model/hostLog';
+import { HostLogSplitter, TracebackBlocks, parseHostLogLine } from '../../../extension/src/model/hostLog';
 
 test('a host line loses its stamp and keeps its level', () => {
   assert.deepEqual(parseHostLogLine('W 2026-11-25T10:00:00.123Z [stitchcuda] worker restarted'),
@@ -29,4 +29,20 @@ test('chunks become whole lines, with no empty entries', () => {
   assert.deepEqual(s.push('a traceback line without newline'), []);
   assert.deepEqual(s.flush(), [{ level: 'info', text: 'a traceback line without newline' }]);
   assert.deepEqual(s.flush(), []);
+});
+
+test("a worker's traceback is logged whole at the level its exception line gets", () => {
+  const info = (text: string) => ({ level: 'info' as const, text });
+  const blocks = new TracebackBlocks((e) => (/No module named 'torch'/.test(e) ? 'debug' : undefined));
+  const traceback = ['Traceback (most recent call last):', '  File "worker.py", line 91, in hello', '    import torch'].map(info);
+  assert.deepEqual(blocks.push([info('harness worker started'), ...traceback]), [info('harness worker started')]);
+  assert.deepEqual(blocks.push([info("ModuleNotFoundError: No module named 'torch'"), info('job finished')]), [
+    ...[...traceback, info("ModuleNotFoundError: No module named 'torch'")].map((l) => ({ level: 'debug', text: l.text })),
+    info('job finished'),
+  ]);
+  // Any other exception keeps its lines as they came.
+  const other = [...traceback.slice(0, 2), info('ValueError: width must be positive')];
+  assert.deepEqual(blocks.push(other), other);
+  assert.deepEqual(blocks.push(traceback.slice(0, 2)), []);
+  assert.deepEqual(blocks.flush(), traceback.slice(0, 2));
 });
