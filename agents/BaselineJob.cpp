@@ -40,8 +40,9 @@ public:
     taken_.emplace_back(method, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (reply.ok()) return reply.result;
     if (reply.error->code == "cancelled") return fail("cancelled", reply.error->message + timeline());
-    log(method + " failed: " + describe(*reply.error), "error");
-    return fail("failed", describe(*reply.error));
+    const WorkerError shown = asTheUserKnowsIt(*reply.error);
+    log(method + " failed: " + describe(shown), "error");
+    return fail("failed", describe(shown));
   }
 
   protocol::JobFinishedParams finished() const { return finished_; }
@@ -53,6 +54,16 @@ private:
     std::string s;
     for (const auto& [method, seconds] : taken_) s += (s.empty() ? " (" : ", ") + method + " " + fixed(seconds, 1) + " s";
     return s.empty() ? s : s + ")";
+  }
+
+  // The harness ran the job's snapshot of the model; the error names the user's own file instead.
+  WorkerError asTheUserKnowsIt(WorkerError e) const {
+    if (request_.userFile.empty()) return e;
+    const std::string snapshot = request_.taskFile.string();
+    if (e.file && *e.file == snapshot) e.file = request_.userFile;
+    for (auto at = e.message.find(snapshot); at != std::string::npos; at = e.message.find(snapshot, at + request_.userFile.size()))
+      e.message.replace(at, snapshot.size(), request_.userFile);
+    return e;
   }
 
   std::nullopt_t fail(const std::string& state, const std::string& message) {
@@ -122,6 +133,7 @@ std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobCont
   auto hello = steps.call("hello", json::object(), limits.startDeadline, "starting the harness worker", 5);
   if (!hello) return stop();
   facts.cuda = hello->value("cudaAvailable", false);
+  if (facts.cuda) facts.gpu = hello->value("gpu", "");
   steps.log("harness: Python " + hello->value("python", "?") + ", PyTorch " + hello->value("torch", "?") +
             (facts.cuda ? ", GPU " + hello->value("gpu", "?") + ", driver " + hello->value("driver", "?")
                         : ", no GPU"));

@@ -35,6 +35,7 @@ std::optional<EagerPrecision> parseEagerPrecision(const protocol::json& loadTask
 // What the BASELINE phase learned, for the phases after it.
 struct BaselineFacts {
   bool cuda = false;
+  std::string gpu;                    // the device's name, when there is one
   protocol::json graph;               // stitchcuda.graph/1, parsed by the planner
   std::string modelClass = "Model";   // the class the harness loaded as the reference model
   std::map<int, double> lineTimesUs;  // one-based task line -> reference time (GPU, or CPU without one)

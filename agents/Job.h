@@ -19,6 +19,9 @@ struct JobRequest {
   std::filesystem::path jobDir;    // where the job may write (candidates, caches, reports)
   int documentVersion = 0;
   protocol::OptimizeParams options;
+  // The user's own path of the file (empty when the document has none): messages name it, not the
+  // snapshot, which the user never sees.
+  std::string userFile;
 };
 
 class JobContext {

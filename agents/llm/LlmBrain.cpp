@@ -4,6 +4,7 @@
 #include "agents/llm/AnswerParser.h"
 #include "agents/llm/GraphText.h"
 #include "agents/llm/prompts/Prompts.h"
+#include "agents/program/ProgramImport.h"
 
 #include <cctype>
 #include <chrono>
@@ -234,8 +235,8 @@ std::string LlmBrain::editText(const program::ProgramNames& program, std::option
   if (body.empty()) return "";
   const std::string& in = forward_.bodyIndent;
   std::string py = forward_.header + in + "# StitchCUDA: the LLM brain's candidate, compiled into " + program.folder + "/" + program.cuda +
-                   ", built with nvcc on first use\n" + in + "if not hasattr(self, \"_stitch_lib\"):\n" + in + "    from " +
-                   program.folder + " import load_program\n" + in + "    self._stitch_lib = load_program(\"" + program.cuda + "\")\n";
+                   ", built with nvcc on first use\n" + in + "if not hasattr(self, \"_stitch_lib\"):\n" +
+                   program::importLoader(program, in + "    ") + in + "    self._stitch_lib = load_program(\"" + program.cuda + "\")\n";
   for (std::string line : body) {
     for (auto at = line.find("self.lib"); at != std::string::npos; at = line.find("self.lib", at + 16))
       if (at + 8 == line.size() || !(std::isalnum(static_cast<unsigned char>(line[at + 8])) || line[at + 8] == '_'))

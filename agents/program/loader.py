@@ -1,6 +1,7 @@
 """Loads the StitchCUDA programs in this folder (written by StitchCUDA next to your model).
 
-Each `.cu` here is a program StitchCUDA generated and verified for one model's forward. It needs
+Each `.cu` here is a program StitchCUDA generated for one model's forward; the comment above its call
+in that forward says whether it was verified, on which GPU, and its measured speedup. It needs
 only PyTorch and the CUDA toolkit: on first use the `.cu` is built with nvcc for the architecture of
 the GPU it runs on, into your cache folder ($STITCHCUDA_CACHE, else $XDG_CACHE_HOME/stitchcuda or
 ~/.cache/stitchcuda, under programs/), and reused while its text, the architecture and the nvcc stay
@@ -14,8 +15,9 @@ every input, each the same multiple of the rows); "chunks" where only the batch 
 program, generated for B rows each computed from itself alone, serves it in chunks of B rows (`in_chunks`: the last chunk
 padded with copies of a row, whose results are dropped) faster than the original would: the chunks' rows
 under the rows given times the program's measured speedup over eager (or, not timed, less than a quarter
-of them padding), warned once; "original" for any other shape, warned once (the forward then runs its
-original PyTorch code). Another dtype, device or memory layout is an error that says what to change.
+of them padding), warned once; "original" for any other shape, and for inputs that are not on a CUDA
+GPU (CPU tensors, a machine without CUDA), warned once (the forward then runs its original PyTorch
+code). Another dtype or memory layout is an error that says what to change.
 To build ahead of time (a Docker image, a machine without a GPU):
 `python -c "import stitchcuda_kernels as k; k.build('model.cu', arch='sm_90')"`.
 """
@@ -176,7 +178,10 @@ class _Tensor(ctypes.Structure):  # StitchTensor of the C ABI
 
 
 def _status_text(code: int) -> str:
-    """A program's status: a cudaError_t, or 10000 + a cublasStatus_t, or 20000 + a cudnnStatus_t."""
+    """A program's status: a cudaError_t, or 10000 + a cublasStatus_t, or 20000 + a cudnnStatus_t,
+    plus 100000 x (step + 1) for the step of the program whose library call failed."""
+    if code >= 100000:
+        return f"step k{code // 100000 - 1}: {_status_text(code % 100000)}"
     if code >= 20000:
         return f"cuDNN status {code - 20000}"
     if code >= 10000:
@@ -211,6 +216,21 @@ class Program:
 
     def route(self, **tensors: torch.Tensor) -> str:
         """"program", "chunks" or "original" for these forward inputs (see the module's doc)."""
+        given = {arg: t for arg, t in tensors.items() if arg in self.inputs and isinstance(t, torch.Tensor)}
+        # Off the GPU (CPU tensors, a machine without CUDA: the user's CPU tests and CI) the model keeps
+        # working as it did before the program was kept.
+        off = next((arg for arg, t in given.items() if not t.is_cuda), None)
+        if off is not None:
+            why = "" if torch.cuda.is_available() else " and no CUDA GPU is visible here"
+            self._warn_once("device", f"StitchCUDA program {self.name} runs CUDA kernels; {off} is on "
+                                      f"{given[off].device}{why}: running the original PyTorch forward for such "
+                                      "inputs (warned once)")
+            return "original"
+        return self.decide(**tensors)
+
+    def decide(self, **tensors: torch.Tensor) -> str:
+        """route's answer for inputs on a CUDA GPU, whatever device these are on: shapes, dtypes and
+        layouts decide it."""
         given = {arg: t for arg, t in tensors.items() if arg in self.inputs and isinstance(t, torch.Tensor)}
         # Shape first: inputs of another shape run the original forward, on any device.
         other = {arg: tuple(t.shape) for arg, t in given.items() if tuple(t.shape) != self.inputs[arg][1]}
@@ -303,7 +323,6 @@ class Program:
         if any(n != 1 and a != b for n, a, b in zip(t.shape, t.stride(), strides)):
             raise TensorMismatchError(f"StitchCUDA program {self.name}: {arg} has strides {tuple(t.stride())}, the "
                                       f"program reads it with strides {strides}; pass {arg}.contiguous()")
-        self._check_device(arg, t)
 
     def _warn_once(self, kind: str, message: str) -> None:
         if kind not in self._warned:

@@ -1,9 +1,9 @@
 """`stitchcuda optimize --out DIR` writes what Accept writes: the model with its edit and the
 program folder. The written model runs in a fresh Python process that has only PyTorch (no
-harness, no host paths): it builds its .cu with nvcc, says it needs a GPU for the inputs it was
-generated for and for another batch size (its rows are independent: chunks of the generated rows),
-and runs its original PyTorch forward, identically, for other shapes. Needs the host binary in
-STITCHCUDA_BIN (CTest passes it)."""
+harness, no host paths): it builds its .cu with nvcc, and on CPU tensors runs its original PyTorch
+forward, warned once, with the original's results, at the generated shape and at others; moved
+into a package (myproj/models/), it imports its program folder relative to itself and does the
+same. Needs the host binary in STITCHCUDA_BIN (CTest passes it)."""
 from __future__ import annotations
 
 import json
@@ -19,34 +19,47 @@ BIN = os.environ.get("STITCHCUDA_BIN", "")
 # Run in the output folder by a fresh interpreter: -E -s ignore PYTHONPATH and the user's site, -B
 # leaves no __pycache__ (the program folder must hold only what was written and built elsewhere).
 CHECK = r'''
-import importlib.util, json, sys, warnings, torch
+import importlib, importlib.util, json, os, shutil, sys, warnings, torch
 import stitchcuda_kernels as k
 model = __import__(sys.argv[1])
 spec = importlib.util.spec_from_file_location("original", sys.argv[2])
 original = importlib.util.module_from_spec(spec); spec.loader.exec_module(original)
 out = {"harness_loaded": any(m.startswith("stitchcuda_harness") for m in sys.modules)}
 out["library"] = k.build(sys.argv[1] + ".cu", arch="sm_90")
-torch.manual_seed(0); m = model.Model(*original.get_init_inputs())
-torch.manual_seed(0); ref = original.Model(*original.get_init_inputs())
-torch.manual_seed(1); inputs = original.get_inputs()
-try:
-    m(*inputs)
-except k.NeedsGpuError as e:
-    out["needs_gpu"] = str(e)
-# A wider last dim (where the model takes one): another shape than the program's, so the original
-# forward runs.
-if sys.argv[3] == "wider":
-    other = [torch.cat([x, x[..., :1]], dim=-1) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+def same(a, b):
+    a = a if isinstance(a, (tuple, list)) else [a]
+    b = b if isinstance(b, (tuple, list)) else [b]
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+def check(m, key):
+    # Off the GPU the kept model runs its original forward, warned once, whatever the shape: the
+    # generated one, a wider last dim (where the model takes one), twice the batch.
+    torch.manual_seed(0); ref = original.Model(*original.get_init_inputs())
+    torch.manual_seed(1); inputs = original.get_inputs()
+    shapes = [inputs, [torch.cat([x, x]) if isinstance(x, torch.Tensor) else x for x in inputs]]
+    if sys.argv[3] == "wider":
+        shapes.append([torch.cat([x, x[..., :1]], dim=-1) if isinstance(x, torch.Tensor) else x for x in inputs])
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        got = m(*other)
-    out["fallback_warning"] = [str(w.message) for w in seen]
-    out["fallback_equal"] = bool(torch.equal(got, ref(*other)))
-# Twice the batch: the program's rows are independent, so it runs in chunks, on a GPU.
-try:
-    m(*[torch.cat([x, x]) if isinstance(x, torch.Tensor) else x for x in inputs])
-except k.NeedsGpuError as e:
-    out["chunks_need_gpu"] = str(e)
+        out[key + "_equal"] = [same(m(*xs), ref(*xs)) for xs in shapes]
+    out[key + "_warnings"] = [str(w.message) for w in seen]
+
+torch.manual_seed(0); check(model.Model(*original.get_init_inputs()), "cpu")
+# The same files copied into a package elsewhere, with no top-level package of that name to fall back
+# on: the forward imports its program folder relative to itself.
+import tempfile
+project = tempfile.mkdtemp()
+os.makedirs(os.path.join(project, "myproj", "models"))
+for d in ("myproj", "myproj/models"):
+    open(os.path.join(project, d, "__init__.py"), "w").close()
+shutil.copy(sys.argv[1] + ".py", os.path.join(project, "myproj", "models"))
+shutil.copytree("stitchcuda_kernels", os.path.join(project, "myproj", "models", "stitchcuda_kernels"))
+sys.modules.pop("stitchcuda_kernels")
+sys.path[:] = [project] + [p for p in sys.path if p not in ("", os.getcwd())]
+packaged = importlib.import_module("myproj.models." + sys.argv[1])
+torch.manual_seed(0); check(packaged.Model(*original.get_init_inputs()), "package")
+out["package_loader"] = sys.modules["myproj.models.stitchcuda_kernels"].__file__
 print(json.dumps(out))
 '''
 
@@ -78,16 +91,18 @@ class OptimizeOutTest(unittest.TestCase):
     def assertRunsAsProgram(self, result: dict) -> None:
         self.assertFalse(result["harness_loaded"])
         self.assertTrue(os.path.isfile(result["library"]))
-        self.assertIn("needs CUDA tensors", result.get("needs_gpu", ""))
-        self.assertIn("needs CUDA tensors", result.get("chunks_need_gpu", ""))
+        for key in ("cpu", "package"):  # off the GPU: the original forward, the original's results
+            self.assertTrue(result[key + "_equal"] and all(result[key + "_equal"]), result)
+            self.assertEqual(len(result[key + "_warnings"]), 1, result)
+            self.assertIn("is on cpu", result[key + "_warnings"][0])
+            self.assertIn("running the original PyTorch forward", result[key + "_warnings"][0])
+        self.assertIn("/myproj/models/stitchcuda_kernels/", result["package_loader"])
 
     def test_a_whole_forward_program(self) -> None:
         out, result = self.export("examples/elementwise_chain.py", "wider")
         self.assertKeepsOnlyWorkspaceFiles(out, "elementwise_chain")
         self.assertRunsAsProgram(result)
-        self.assertEqual(len(result["fallback_warning"]), 1, result)
-        self.assertIn("running the original PyTorch forward", result["fallback_warning"][0])
-        self.assertTrue(result["fallback_equal"])
+        self.assertEqual(len(result["cpu_equal"]), 3)  # the wider last dim was run too
 
     def test_a_partial_program_with_segments_and_library_calls(self) -> None:
         # Its flatten feeds a Linear: only the batch size may change.
