@@ -89,7 +89,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
     out.plan.tasks.push_back(std::move(t));
   }
   for (const auto& k : plan_.kernels)
-    if (k.library) out.flops += k.library->flops();
+    if (k.library) out.math.push_back(k.library->math(plan_.tensorCores));
   for (const auto& u : plan_.uncovered)
     out.plan.uncovered.push_back(shortOp(u.op) + (u.source ? " (line " + std::to_string(u.source->line) + ")" : "") +
                                  ": " + u.reason);

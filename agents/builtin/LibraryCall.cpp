@@ -4,6 +4,7 @@
 #include "agents/builtin/MemoryFormat.h"
 #include "agents/builtin/NodeArgs.h"
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 
@@ -465,6 +466,20 @@ double LibraryCall::flops() const {
   for (int64_t s : big) outputs *= static_cast<double>(s);
   for (std::size_t d = 1; d < conv.weightShape.size(); ++d) window *= static_cast<double>(conv.weightShape[d]);
   return 2.0 * outputs * window;
+}
+
+profiling::LibraryMath LibraryCall::math(bool tensorCores) const {
+  profiling::LibraryMath m{flops(), tf32(), tensorCores && !tf32() && kind != Kind::Rnn};
+  // cuDNN's Winograd algorithms (which the program measures) take 2-D 3x3 and 5x5 windows at
+  // stride and dilation 1, and do fewer products than the window has taps: at least one per
+  // output and input channel whatever the tile, the bound taken here.
+  if (kind == Kind::Conv && conv.weightShape.size() == 4) {
+    const int64_t kh = conv.weightShape[2], kw = conv.weightShape[3];
+    const bool unit = std::all_of(conv.stride.begin(), conv.stride.end(), [](int64_t s) { return s == 1; }) &&
+                      std::all_of(conv.dilation.begin(), conv.dilation.end(), [](int64_t d) { return d == 1; });
+    if (unit && kh == kw && (kh == 3 || kh == 5)) m.fewestFp32Flops = m.flops / static_cast<double>(kh * kw);
+  }
+  return m;
 }
 
 // PyTorch's use_rnn_persist_small_h for a forward (every GPU the candidates build for has compute

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "agents/builtin/GraphIR.h"
+#include "profiling/ComputeFloor.h"
 
 #include <cstdint>
 #include <optional>
@@ -130,6 +131,10 @@ struct LibraryCall {
   std::string output() const;
   std::vector<std::string> outputs() const;
   double flops() const;
+  // Its math for the compute floor: the units it may run on (TF32 tensor cores where tf32(); the
+  // 3xTF32 form where `tensorCores`, the job allowing TF32, and it is an exact-fp32 GEMM or
+  // convolution) and, for a convolution cuDNN may run as Winograd in fp32, the fewest products.
+  profiling::LibraryMath math(bool tensorCores) const;
   // "cuBLASLt GEMM 4096x1024x512, bias + relu epilogue, exact fp32, as eager runs this matmul
   // (cuda.matmul.allow_tf32 off), ...": the call, its epilogue, its precision and why.
   std::string describe() const;

@@ -5,6 +5,7 @@
 
 #include "agents/BaselineJob.h"
 #include "agents/program/ProgramFiles.h"
+#include "profiling/ComputeFloor.h"
 #include "profiling/VerifierFeedback.h"
 
 #include <filesystem>
@@ -36,7 +37,9 @@ struct BrainPlan {
   protocol::PlanParams plan;  // tasks and uncovered operators, for the editor
   bool generatable = false;   // a candidate can be generated for it
   std::string reason;         // why not, when it cannot
-  double flops = 0;           // the math its library calls (GEMMs, convolutions) must do: a compute floor
+  // The math its library calls (GEMMs, convolutions, RNNs) must do, each on the units it may run
+  // on: the compute floor (profiling/ComputeFloor.h).
+  std::vector<profiling::LibraryMath> math;
 };
 
 struct Draft {

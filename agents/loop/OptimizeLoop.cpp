@@ -104,7 +104,7 @@ private:
     context_.progress(replan ? "replanning" : "planning the kernels", 35);
     BrainPlan p = brain_.plan(facts, request_, replan);
     plan_ = p.plan;
-    planFlops_ = p.flops;
+    planMath_ = p.math;
     for (auto& t : plan_.tasks) t.status = p.generatable ? "active" : "skipped";
     context_.emit(plan_);
     log(replan ? "REPLAN" : "PLAN", std::to_string(plan_.tasks.size()) + " step(s) planned, " +
@@ -284,22 +284,23 @@ private:
       std::string which = "memory-roofline floor (" + fixed(*floorMs, 3) + " ms for " +
                           fixed(subject.floor->bytes / 1e6, 1) + " MB at " + fixed(subject.floor->bandwidthGBps, 0) +
                           " GB/s)";
-      // Library calls (GEMMs, convolutions) are bound by math: their floor is the FLOPs over the
-      // measured FP32 ceiling when that is the higher of the two.
-      if (planFlops_ > 0)
-        if (const auto& ceilings = profiler_.ceilings(context_.cancelToken()); ceilings && ceilings->fp32Tflops > 0) {
-          const double computeMs = planFlops_ / (ceilings->fp32Tflops * 1e12) * 1e3;
-          if (computeMs > floor) {
-            floor = computeMs;
-            which = "compute-roofline floor (" + fixed(computeMs, 3) + " ms for " + fixed(planFlops_ / 1e9, 1) +
-                    " GFLOP at " + fixed(ceilings->fp32Tflops, 1) + " TFLOP/s FP32)";
+      // Library calls (GEMMs, convolutions) are bound by math: their floor is each call's FLOPs
+      // over the ceiling of the units it runs on (TF32 tensor cores for a TF32 call), when that is
+      // the higher of the two.
+      if (!planMath_.empty())
+        if (const auto& ceilings = profiler_.ceilings(context_.cancelToken()))
+          if (const auto compute = profiling::computeFloor(planMath_, *ceilings); compute && compute->seconds * 1e3 > floor) {
+            floor = compute->seconds * 1e3;
+            which = "compute-roofline floor (" + fixed(floor, 3) + " ms for " + compute->basis + ")";
           }
-        }
       const double frac = floor / *fb.medianMs;
       fb.floorFraction = frac;
-      // The bench runner reads the trailing [roofline_fraction=...] of this line.
+      // The bench runner reads the trailing [roofline_fraction=...] of this line. Past the floor,
+      // the floor's model misses how the work was done (or the timing is wrong): said, not hidden.
       log("PROFILE", id + " reaches " + fixed(frac * 100, 0) + "% of the " + which + " [roofline_fraction=" +
-                         fixed(frac, 3) + "]");
+                         fixed(frac, 3) + "]" +
+                         (frac > 1 ? "; faster than its floor: check the floor's assumptions and the timing" : ""),
+          frac > 1 ? "warning" : "info");
     }
     if (auto params = profiler_.run(subject, plan_, context_.cancelToken(), fb)) context_.emit(std::move(*params));
     if (fb.verifier) {
@@ -474,7 +475,7 @@ private:
   protocol::PlanParams plan_;
   std::optional<Best> best_;
   ProfilePhase profiler_;
-  double planFlops_ = 0;  // the plan's library math, for the compute floor
+  std::vector<profiling::LibraryMath> planMath_;  // the plan's library math, for the compute floor
   // --record-transitions: the training record of each CODE/REFINE step (TransitionLog.h).
   std::unique_ptr<TransitionLog> transitions_;
   std::optional<Feedback> given_;  // what the step being judged was given

@@ -83,8 +83,12 @@ const std::optional<prof::Ceilings>& ProfilePhase::ceilings(const CancelToken& c
     return ceilings_;
   }
   ceilings_ = got.value();
+  const prof::Tf32Ceiling tf32 = prof::tf32Ceiling(*ceilings_);
   log_("info", "roofline ceilings of " + gpu + ": copy " + fixed(ceilings_->copyGBps, 0) + " GB/s, FP32 " +
-                   fixed(ceilings_->fp32Tflops, 1) + " TFLOP/s (" +
+                   fixed(ceilings_->fp32Tflops, 1) + " TFLOP/s, TF32 tensor cores " +
+                   (tf32.tflops > 0 ? fixed(tf32.tflops, 1) + " TFLOP/s" + (tf32.measured ? "" : " (datasheet peak)")
+                                    : "unknown") +
+                   " (" +
                    (measured ? "measured now" : "measured " + ceilings_->measuredAt) + ", cached in " +
                    cache.fileFor(gpu).string() + ")");
   return ceilings_;

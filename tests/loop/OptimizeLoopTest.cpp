@@ -113,7 +113,7 @@ private:
 struct BrainRecord {
   int drafts = 2;
   bool replansOnStagnation = true;
-  double flops = 0;  // what the plan says its library calls compute
+  std::vector<profiling::LibraryMath> math;  // what the plan says its library calls compute
   std::vector<bool> plans;                               // the replan flag of each plan() call
   std::vector<std::optional<loop::Feedback>> feedback;   // `last` of each next() call
 };
@@ -132,7 +132,7 @@ public:
     t.range = {{11, 0}, {13, 0}};
     p.plan.tasks.push_back(t);
     p.generatable = true;
-    p.flops = r_.flops;
+    p.math = r_.math;
     return p;
   }
   std::optional<loop::Draft> next(const std::optional<loop::Feedback>& last, const fs::path& dir,
@@ -327,11 +327,27 @@ TEST_F(OptimizeLoopTest, VerifiedCandidateCarriesItsProgramFiles) {
 TEST_F(OptimizeLoopTest, LibraryMathIsHeldToTheComputeFloorWhenItIsHigher) {
   script.verdicts = {ok(passingVerdict())};
   options.budget.iterations = 1;
-  brain.flops = 2e9;
+  brain.math = {{2e9}};
   run();
   EXPECT_EQ(logsContaining("c1 reaches 80% of the compute-roofline floor (0.039 ms for 2.0 GFLOP at 51.3 TFLOP/s FP32)"), 1);
   EXPECT_EQ(logsContaining("[roofline_fraction=0.802]"), 1);
   EXPECT_EQ(logsContaining("memory-roofline"), 0);
+}
+
+// The same math in TF32 (a convolution as eager runs it) is bound by the recorded 409 TFLOP/s
+// TF32 ceiling: 0.005 ms, under the bytes' 0.024 ms, so the memory floor holds; against the FP32
+// cores it read 80%, and a call at TF32 speed read far past 100%.
+TEST_F(OptimizeLoopTest, Tf32MathIsHeldToTheTensorCoresCeiling) {
+  script.verdicts = {ok(passingVerdict())};
+  options.budget.iterations = 1;
+  brain.math = {{2e9, true}};
+  run();
+  EXPECT_EQ(logsContaining("c1 reaches 49% of the memory-roofline floor"), 1);
+  EXPECT_EQ(logsContaining("compute-roofline"), 0);
+  brain.math = {{2e10, true}};  // 0.049 ms at 409 TFLOP/s, above the bytes' floor
+  script.verdicts = {ok(passingVerdict())};
+  run("j2");
+  EXPECT_EQ(logsContaining("compute-roofline floor (0.049 ms for 20.0 GFLOP at 409.0 TFLOP/s TF32 tensor cores)"), 1);
 }
 
 TEST_F(OptimizeLoopTest, FeedbackOfEachRoundReachesTheBrain) {
