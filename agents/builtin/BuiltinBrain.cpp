@@ -1,9 +1,11 @@
 // The built-in brain; see BuiltinBrain.h.
 #include "agents/builtin/BuiltinBrain.h"
+#include "agents/builtin/LibraryEmitter.h"
 #include "agents/builtin/MemoryFormat.h"
 
 #include <algorithm>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace stitch::agents::builtin {
@@ -64,14 +66,39 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   options.layout = request.options.layout == "nchw"            ? LayoutMode::Nchw
                    : request.options.layout == "channels_last" ? LayoutMode::ChannelsLast
                                                                : LayoutMode::Auto;
+  options.inPyTorch = inPyTorch_;
   replanned_ = replan;
   tried_.clear();
   lastPick_.reset();
+  capture_ = Capture{std::move(g).value(), facts.graph, facts.lineTimesUs};
+  options_ = options;
+  layOut(out);
+  if (plan_.kernels.empty()) {
+    out.reason = "no operator of this forward has a generated kernel";
+    return out;
+  }
+  std::ifstream in(request.taskFile);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto f = findForward(text.str(), facts.modelClass);
+  if (!f) {
+    out.reason = fileName(request.taskFile.string()) + ": " + f.error().message;
+    return out;
+  }
+  forward_ = f.value();
+  out.generatable = true;
+  return out;
+}
+
+void BuiltinBrain::layOut(loop::BrainPlan& out) {
   // The layout pass adds conversions to the graph the program is made from; coverage counts the
   // user's operators.
-  auto laid = planLaidOut(g.value(), facts.graph, facts.lineTimesUs, options);
+  auto laid = planLaidOut(capture_->graph, capture_->json, capture_->lineTimesUs, options_);
   graph_ = std::move(laid.graph);
   plan_ = std::move(laid.plan);
+  out.plan.tasks.clear();
+  out.plan.uncovered.clear();
+  out.math.clear();
   for (std::size_t i : plan_.priority) {
     const PlannedKernel& k = plan_.kernels[i];
     protocol::PlanTask t;
@@ -93,22 +120,26 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   for (const auto& u : plan_.uncovered)
     out.plan.uncovered.push_back(shortOp(u.op) + (u.source ? " (line " + std::to_string(u.source->line) + ")" : "") +
                                  ": " + u.reason);
-  out.plan.coverage = planCoverage(g.value(), plan_, facts.lineTimesUs);
-  if (plan_.kernels.empty()) {
-    out.reason = "no operator of this forward has a generated kernel";
-    return out;
-  }
-  std::ifstream in(request.taskFile);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto f = findForward(text.str(), facts.modelClass);
-  if (!f) {
-    out.reason = fileName(request.taskFile.string()) + ": " + f.error().message;
-    return out;
-  }
-  forward_ = f.value();
-  out.generatable = true;
-  return out;
+  out.plan.coverage = planCoverage(capture_->graph, plan_, capture_->lineTimesUs);
+  planned_ = out;
+}
+
+std::optional<std::string> BuiltinBrain::leaveFailedCall(const loop::Feedback& last) {
+  static const std::regex returned(R"(returned (\d+))");
+  std::smatch m;
+  if (!capture_ || !std::regex_search(last.diagnosis, m, returned)) return std::nullopt;
+  const auto step = libraryFailureStep(std::stoll(m[1].str()));
+  if (!step || *step >= plan_.kernels.size() || !plan_.kernels[*step].library) return std::nullopt;
+  const PlannedKernel& k = plan_.kernels[*step];
+  const int status = static_cast<int>(std::stoll(m[1].str()) % kStepStatus);
+  const std::string library = status >= 20000 ? "cuDNN" : "cuBLASLt";
+  const std::string code = library + " status " + std::to_string(status - (status >= 20000 ? 20000 : 10000));
+  inPyTorch_[k.library->nodeIds.front()] =
+      "its " + library + " call (step " + k.id + ") had no form that ran on the GPU (" + code + "); it stays in PyTorch";
+  const std::string what = "step " + k.id + "'s " + shortOp(k.operators.front()) + " left in PyTorch (" + code + ")";
+  options_.inPyTorch = inPyTorch_;
+  layOut(planned_);
+  return what;
 }
 
 // The refine step's one decision from the Verifier's diagnosis (protocol/FEEDBACK.md): which
@@ -158,18 +189,31 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   // calls run in TF32 as eager does: another TF32 algorithm than eager's rounds otherwise, and
   // exact fp32 is closer to the truth than either; or one whose TF32 the verifier did not excuse
   // (precision_downgrade: it saw the reference run those ops otherwise).
-  std::string retryWhy;
+  // A library call none of whose forms ran on the GPU (its step named in the program's status)
+  // is left to PyTorch, and the same variant tried as a partial candidate.
+  std::string retryWhy, left;
+  bool planChanged = false;
   if (last && !last->passed && !last->failedChecks.empty()) {
     const auto& failed = last->failedChecks;
     auto failedCheck = [&](const char* c) { return std::find(failed.begin(), failed.end(), c) != failed.end(); };
     const bool eagerTf32 = plan_.usesTf32();
     if (lastPick_ && (failedCheck("output_mismatch") || (eagerTf32 && failedCheck("precision_downgrade"))) &&
         plan_.toExactFp32()) {
+      // Planned in exact fp32 from now on, so that the plan made again (an operator left to
+      // PyTorch) keeps it, and the loop's compute floor is the fp32 one.
+      options_.tensorCores = options_.convTf32 = options_.matmulTf32 = false;
+      options_.precisionWhy = PrecisionWhy::Unstated;
+      layOut(planned_);
+      planChanged = true;
       pick = lastPick_;
       fp32Retry = true;
       retryWhy = !failedCheck("output_mismatch") ? "the verifier did not excuse its TF32"
                  : eagerTf32                        ? "eager's TF32 form missed the tolerance"
                                                     : "the 3xTF32 form missed the tolerance";
+    } else if (auto why = leaveFailedCall(*last)) {
+      pick = lastPick_.value_or(0);
+      left = *why;
+      planChanged = true;
     } else {
       for (const auto& c : failed)
         if (c == "output_mismatch" || c == "build_error" || c == "nan_or_inf" || c == "pytorch_compute") return std::nullopt;
@@ -185,7 +229,7 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   const Variant v = all[*pick];
   const std::string title = stepsText(plan_) + " for " + fileName(graph_->task) + (replanned_ ? ", unfused" : "") +
                             (plan_.rows ? ", any batch size" : "") + ", " + v.name() +
-                            (fp32Retry ? ", fp32 (" + retryWhy + ")" : "");
+                            (fp32Retry ? ", fp32 (" + retryWhy + ")" : "") + (left.empty() ? "" : ", " + left);
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);
   if (!c) {
     error = c.error().message;
@@ -199,7 +243,9 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
     error = "cannot write the candidate into " + dir.string();
     return std::nullopt;
   }
-  return loop::Draft{title, v.name(), dir};
+  loop::Draft draft{title, v.name(), dir};
+  if (planChanged) draft.plan = planned_;
+  return draft;
 }
 
 protocol::Range BuiltinBrain::editRange() const { return {{forward_.bodyFirst - 1, 0}, {forward_.bodyLast, 0}}; }

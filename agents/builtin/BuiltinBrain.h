@@ -26,6 +26,25 @@ public:
   std::optional<std::size_t> chooseVariant(const std::optional<loop::Feedback>& last) const;
 
 private:
+  // The capture as planned from: normalized (before the layout pass), as the harness sent it, and
+  // the reference's time per line.
+  struct Capture {
+    Graph graph;
+    nlohmann::json json;
+    std::map<int, double> lineTimesUs;
+  };
+  // graph_ and plan_ from the capture with options_, and `out` (tasks, operators left in PyTorch,
+  // coverage, library math) describing them.
+  void layOut(loop::BrainPlan& out);
+  // Where the last candidate failed because a library call had no form that ran (a step-tagged
+  // status, LibraryEmitter.h): that call's operator left in PyTorch from now on and the plan made
+  // again; the reason, or nullopt when the failure names no library step.
+  std::optional<std::string> leaveFailedCall(const loop::Feedback& last);
+
+  std::optional<Capture> capture_;
+  PlannerOptions options_;
+  loop::BrainPlan planned_;                // the plan as last reported to the loop
+  std::map<int, std::string> inPyTorch_;  // kept across replans: options_.inPyTorch
   std::optional<Graph> graph_;
   Plan plan_;
   ForwardSource forward_;

@@ -572,7 +572,8 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
     for (std::size_t k : step.kernels) {
       const PlannedKernel& p = plan.kernels[k];
       entry.replay = entry.replay || p.library;
-      const EmittedKernel e = p.library ? emitLibraryCall(*p.library, p.id, index) : emitKernel(p.kernel, p.id, variant, index);
+      const EmittedKernel e =
+          p.library ? emitLibraryCall(*p.library, p.id, k, index) : emitKernel(p.kernel, p.id, variant, index);
       cu << e.device << "\n";
       entry.launchers.push_back(e.launcher);
     }

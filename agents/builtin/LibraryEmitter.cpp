@@ -104,6 +104,13 @@ template <typename Run>
 static float sc_median_ms(Run run, cudaStream_t stream) {
   return sc_median5_ms(run, [] {}, stream);
 }
+
+// A library step's failure names the step: its cuBLASLt or cuDNN status plus SC_STEP_STATUS times
+// one more than the step's index (step k3's cuDNN status 3000: 423000), so the refine step knows
+// which call to leave to PyTorch; a cudaError_t (a fault of the process, not of the call) as is.
+static int sc_step_status(int status, int step) {
+  return status >= 10000 ? SC_STEP_STATUS * (step + 1) + status : status;
+}
 )";
 
 constexpr const char* kGemm = R"(
@@ -544,7 +551,8 @@ struct sc_conv {
   int algo = 0;
   size_t workspace = 0;
   sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
-  sc_direct_fn direct = nullptr;  // the generated alternative, where it measured faster than cuDNN
+  sc_direct_fn direct = nullptr;  // the generated alternative, where it measured faster than cuDNN or cuDNN could not
+  int images = 0;                 // per cuDNN call: the batch, or a part of it (sc_conv_images)
   // cuDNN's fused bias-activation form of the epilogue (sc_conv_fused_run), where it measured
   // faster than the convolution and the epilogue's pass: its descriptors, workspace, and room for
   // the folded weights and per-channel bias.
@@ -619,7 +627,8 @@ static int sc_conv_epilogue(const sc_conv_shape* s, float* y, const sc_conv_epi*
   return (int)cudaGetLastError();
 }
 
-// One convolution (a call per group slice) with `desc`, blending into y with `beta` (0: overwrite).
+// One convolution (a call per part of the batch and group slice) with `desc`, blending into y with
+// `beta` (0: overwrite).
 static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescriptor_t desc, int algo,
                        size_t workspace, float beta, const float* x, const float* w, float* y, cudaStream_t stream) {
   const float one = 1.0f;
@@ -627,17 +636,20 @@ static int sc_conv_run(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionDescr
   const int64_t in_step = s->in[1] / s->split * sc_elements(s->in, 2, s->nd);
   const int64_t out_step = s->out[1] / s->split * sc_elements(s->out, 2, s->nd);
   const int64_t w_step = sc_elements(s->w, 0, s->nd) / s->split;
-  for (int g = 0; g < s->split; ++g) {
-    const float* xg = x + g * in_step;
-    const float* wg = w + g * w_step;
-    float* yg = y + g * out_step;
-    if (s->transposed)
-      SC_DNN(cudnnConvolutionBackwardData(sc_dnn, &one, c->w, wg, c->in, xg, desc, (cudnnConvolutionBwdDataAlgo_t)algo,
-                                          sc_workspace, workspace, &beta, c->out, yg));
-    else
-      SC_DNN(cudnnConvolutionForward(sc_dnn, &one, c->in, xg, c->w, wg, desc, (cudnnConvolutionFwdAlgo_t)algo,
-                                     sc_workspace, workspace, &beta, c->out, yg));
-  }
+  const int64_t in_image = sc_elements(s->in, 1, s->nd), out_image = sc_elements(s->out, 1, s->nd);
+  for (int64_t n = 0; n < s->in[0]; n += c->images)
+    for (int g = 0; g < s->split; ++g) {
+      const float* xg = x + n * in_image + g * in_step;
+      const float* wg = w + g * w_step;
+      float* yg = y + n * out_image + g * out_step;
+      if (s->transposed)
+        SC_DNN(cudnnConvolutionBackwardData(sc_dnn, &one, c->w, wg, c->in, xg, desc,
+                                            (cudnnConvolutionBwdDataAlgo_t)algo, sc_workspace, workspace, &beta,
+                                            c->out, yg));
+      else
+        SC_DNN(cudnnConvolutionForward(sc_dnn, &one, c->in, xg, c->w, wg, desc, (cudnnConvolutionFwdAlgo_t)algo,
+                                       sc_workspace, workspace, &beta, c->out, yg));
+    }
   return 0;
 }
 
@@ -817,6 +829,7 @@ static int sc_conv_fp32(sc_conv* c, const sc_conv_shape* s, const float* x, cons
 static int sc_conv_x3_run(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
                           cudaStream_t stream);
 static void sc_conv_x3_release(sc_conv_x3* t);
+static void sc_conv_release(sc_conv* c);
 
 static int sc_conv_desc(cudnnConvolutionDescriptor_t* d, const sc_conv_shape* s, cudnnMathType_t math) {
   SC_DNN(cudnnCreateConvolutionDescriptor(d));
@@ -868,20 +881,35 @@ static bool sc_conv_choose(sc_conv* c, const sc_conv_shape* s, cudnnConvolutionD
   return true;
 }
 
-// The math type is the shape's, eager's precision for this convolution: FMA math keeps fp32 exact
-// (cuDNN would otherwise use TF32 tensor cores for fp32 data); where eager runs it in TF32, every
-// algorithm is measured in the default and in the tensor-op math type and the fastest pair kept.
-// The algorithm by measurement. An epilogue runs as its own pass after cuDNN's fastest or, where that
-// measures faster, in cuDNN's fused bias-activation call; the generated alternative (the direct
-// kernel, which applies the epilogue as it stores, or the pointwise GEMM and the epilogue's pass)
-// is timed against the faster of the two (those are fp32 whatever cuDNN's math). Where the job
-// allows TF32 and cuDNN's math is FMA, the 3xTF32 form is measured next and kept only if faster.
-static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
-                           const sc_conv_epi* e, sc_direct_fn direct, cudaStream_t stream) {
-  if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));
+// How many images one cuDNN call takes: cuDNN refuses a tensor of 2^31 elements or more, so a
+// larger batch runs as calls of the largest divisor of N that keeps each within 2^28 elements, as
+// PyTorch splits it (split_batch_dim_to_32bit_out); 0 where one image is too large already.
+static int sc_conv_images(const sc_conv_shape* s) {
+  const int64_t in = sc_elements(s->in, 1, s->nd), out = sc_elements(s->out, 1, s->nd);
+  const int64_t image = in > out ? in : out, most = (int64_t)1 << 28, int_max = 0x7fffffff;
+  if (image > int_max) return 0;
+  if (image * s->in[0] <= int_max) return s->in[0];
+  int images = (int)(most / image > 1 ? most / image : 1);
+  while (s->in[0] % images) --images;
+  return images;
+}
+
+// cuDNN's descriptors and its fastest algorithm, with its time in `*dnn_ms`; a cuDNN status where
+// it cannot run the convolution here (a tensor it refuses, no algorithm that ran within the
+// workspace limit). The math type is the shape's, eager's precision for this convolution: FMA math
+// keeps fp32 exact (cuDNN would otherwise use TF32 tensor cores for fp32 data); where eager runs
+// it in TF32, every algorithm is measured in the default and in the tensor-op math type and the
+// fastest pair kept.
+static int sc_conv_dnn_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                               float* dnn_ms, cudaStream_t stream) {
   SC_DNN(cudnnSetStream(sc_dnn, stream));
-  int in_slice[5], out_slice[5], w_slice[5];  // one call's: channels (filter rows) divided by `split`
+  if (!(c->images = sc_conv_images(s))) {
+    fprintf(stderr, "cuDNN: one image of this convolution holds more than 2^31 - 1 elements\n");
+    return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
+  }
+  int in_slice[5], out_slice[5], w_slice[5];  // one call's: images, channels (filter rows) divided by `split`
   for (int i = 0; i < s->nd; ++i) in_slice[i] = s->in[i], out_slice[i] = s->out[i], w_slice[i] = s->w[i];
+  in_slice[0] = out_slice[0] = c->images;
   in_slice[1] /= s->split;
   out_slice[1] /= s->split;
   w_slice[0] /= s->split;
@@ -893,32 +921,63 @@ static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, c
   SC_DNN(cudnnSetFilterNdDescriptor(c->w, CUDNN_DATA_FLOAT, s->channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                     s->nd, w_slice));
   if ((st = sc_conv_desc(&c->conv, s, s->math[0])) != 0) return st;
-  float dnn_ms = 0.0f;  // cuDNN's time for the algorithm chosen
-  bool found = sc_conv_choose(c, s, c->conv, x, w, y, &c->algo, &c->workspace, &dnn_ms, stream);
+  bool found = sc_conv_choose(c, s, c->conv, x, w, y, &c->algo, &c->workspace, dnn_ms, stream);
   if (s->math[1] != s->math[0]) {
     cudnnConvolutionDescriptor_t other = nullptr;
     int algo = 0;
     size_t workspace = 0;
     float ms = 0.0f;
     if (sc_conv_desc(&other, s, s->math[1]) == 0 &&
-        sc_conv_choose(c, s, other, x, w, y, &algo, &workspace, &ms, stream) && (!found || ms < dnn_ms)) {
+        sc_conv_choose(c, s, other, x, w, y, &algo, &workspace, &ms, stream) && (!found || ms < *dnn_ms)) {
       cudnnDestroyConvolutionDescriptor(c->conv);
-      c->conv = other, c->algo = algo, c->workspace = workspace, dnn_ms = ms, found = true;
+      c->conv = other, c->algo = algo, c->workspace = workspace, *dnn_ms = ms, found = true;
     } else if (other) {
       cudnnDestroyConvolutionDescriptor(other);
     }
     cudaGetLastError();
   }
   if (!found) {
-    fprintf(stderr, "cuDNN: no algorithm for this convolution in its math type (%s)\n",
+    fprintf(stderr, "cuDNN: no algorithm for this convolution in its math type (%s) ran within the workspace limit\n",
             s->math[0] == CUDNN_FMA_MATH ? "FMA, exact fp32" : "TF32 allowed");
     return 20000 + (int)CUDNN_STATUS_NOT_SUPPORTED;
+  }
+  return 0;
+}
+
+// The algorithm by measurement, falling back in order where cuDNN cannot run the convolution: the
+// generated alternative (the direct kernel, or a pointwise convolution's cuBLASLt GEMM) alone,
+// where there is one and it runs; else cuDNN's status, which the launcher returns tagged with its
+// step (sc_step_status) so that the refine step leaves this convolution to PyTorch. An epilogue
+// runs as its own pass after cuDNN's fastest or, where that measures faster, in cuDNN's fused
+// bias-activation call; the generated alternative (the direct kernel, which applies the epilogue
+// as it stores, or the pointwise GEMM and the epilogue's pass) is timed against the faster of the
+// two (those are fp32 whatever cuDNN's math). Where the job allows TF32 and cuDNN's math is FMA,
+// the 3xTF32 form is measured next and kept only if faster.
+static int sc_conv_prepare(sc_conv* c, const sc_conv_shape* s, const float* x, const float* w, float* y,
+                           const sc_conv_epi* e, sc_direct_fn direct, cudaStream_t stream) {
+  if (!sc_dnn) SC_DNN(cudnnCreate(&sc_dnn));
+  float dnn_ms = 0.0f;  // cuDNN's time for the algorithm chosen
+  const int st = sc_conv_dnn_prepare(c, s, x, w, y, &dnn_ms, stream);
+  if (st != 0) {
+    cudaGetLastError();
+    const int alone = direct ? direct(s, x, w, y, e, stream) : st;
+    if (alone != 0 || cudaStreamSynchronize(stream) != cudaSuccess) {
+      cudaGetLastError();
+      fprintf(stderr, "cuDNN cannot run this convolution here (status %d)%s\n", st - 20000,
+              direct ? ", nor could its generated form" : " and it has no generated form");
+      sc_conv_release(c);  // what cuDNN's try made; a later call prepares afresh
+      return st;
+    }
+    fprintf(stderr, "cuDNN cannot run this convolution here (status %d): its generated form runs it\n", st - 20000);
+    c->direct = direct;
+    c->ready = true;
+    return 0;
   }
   c->ready = true;
   if (e) {
     const float with_pass = sc_median_ms([&] { return sc_conv_fp32(c, s, x, w, y, e, stream); }, stream);
     if (with_pass >= 0.0f) dnn_ms = with_pass;
-    if (!s->transposed && s->split == 1) sc_conv_fused_try(c, s, x, w, y, e, &dnn_ms, stream);
+    if (!s->transposed && s->split == 1 && c->images == s->in[0]) sc_conv_fused_try(c, s, x, w, y, e, &dnn_ms, stream);
   }
   if (direct) {
     const float direct_ms = sc_median_ms([&] { return direct(s, x, w, y, e, stream); }, stream);
@@ -1413,6 +1472,12 @@ std::string ints(const std::vector<int64_t>& v, std::size_t n) {
 
 }  // namespace
 
+std::optional<std::size_t> libraryFailureStep(long long status) {
+  const long long library = status % kStepStatus;
+  if (status < kStepStatus || library < 10000 || library >= 30000) return std::nullopt;
+  return static_cast<std::size_t>(status / kStepStatus - 1);
+}
+
 int groupCalls(const ConvCall& c) {
   return c.groups > 1 && c.groups < c.inShape[1] ? static_cast<int>(c.groups) : 1;
 }
@@ -1440,7 +1505,7 @@ const char* gemmEpilogue(const GemmCall& g) {
 
 std::string emitLibraryPrelude(bool gemm, bool conv, bool rnn, bool directDeconv, bool tensorCores) {
   if (!gemm && !conv && !rnn) return "";
-  std::string s = kCommon;
+  std::string s = "\n#define SC_STEP_STATUS " + std::to_string(kStepStatus) + kCommon;
   if (tensorCores && (gemm || conv)) s += kX3Common;  // the 3xTF32 forms are GEMMs' and convolutions'
   if (gemm) s += std::string(kGemm) + (tensorCores ? kGemmX3 : kGemmFp32Only);
   if (conv || rnn) s += kDnn;
@@ -1452,7 +1517,8 @@ std::string emitLibraryPrelude(bool gemm, bool conv, bool rnn, bool directDeconv
 namespace {
 
 // The launcher of an RNN: its shape, and the parameters' pointers in PyTorch's order.
-void emitRnn(std::ostringstream& o, const RnnCall& r, const std::string& name, const std::map<std::string, int>& slots) {
+void emitRnn(std::ostringstream& o, const RnnCall& r, const std::string& name, const std::string& step,
+             const std::map<std::string, int>& slots) {
   static const char* modes[] = {"CUDNN_RNN_RELU", "CUDNN_RNN_TANH", "CUDNN_LSTM", "CUDNN_GRU"};
   o << "static sc_rnn " << name << "_state;\n"
     << "static const sc_rnn_shape " << name << "_shape = {" << modes[r.mode] << ", " << r.seqLength << ", " << r.batch
@@ -1462,19 +1528,23 @@ void emitRnn(std::ostringstream& o, const RnnCall& r, const std::string& name, c
     << "static int launch_" << name << "(const StitchTensor* t, int64_t, cudaStream_t stream) {\n"
     << "  const float* const w[] = {";
   for (std::size_t i = 0; i < r.weights.size(); ++i) o << (i ? ", " : "") << ptr(slots, r.weights[i], 0, true);
-  o << "};\n  return sc_rnn_launch(&" << name << "_state, &" << name << "_shape, " << ptr(slots, r.input, r.inputOffset, true)
+  o << "};\n  return sc_step_status(sc_rnn_launch(&" << name << "_state, &" << name << "_shape, "
+    << ptr(slots, r.input, r.inputOffset, true)
     << ", " << ptr(slots, r.hx, r.hxOffset, true) << ", "
     << (r.cx.empty() ? "nullptr" : ptr(slots, r.cx, r.cxOffset, true)) << ", w, " << ptr(slots, r.output, 0, false) << ", "
-    << ptr(slots, r.hy, 0, false) << ", " << (r.cy.empty() ? "nullptr" : ptr(slots, r.cy, 0, false)) << ", stream);\n}\n";
+    << ptr(slots, r.hy, 0, false) << ", " << (r.cy.empty() ? "nullptr" : ptr(slots, r.cy, 0, false)) << ", stream), "
+    << step << ");\n}\n";
 }
 
 }  // namespace
 
-EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, const std::map<std::string, int>& slots) {
+EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, std::size_t stepIndex,
+                              const std::map<std::string, int>& slots) {
   std::ostringstream o;
+  const std::string step = std::to_string(stepIndex);
   o << "// " << name << ": " << call.describe() << "\n";
   if (call.kind == LibraryCall::Kind::Rnn) {
-    emitRnn(o, call.rnn, name, slots);
+    emitRnn(o, call.rnn, name, step, slots);
   } else if (call.kind == LibraryCall::Kind::Gemm) {
     const GemmCall& g = call.gemm;
     const bool rows = g.mPerRow || g.batchPerRow;
@@ -1491,11 +1561,11 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
       if (g.mPerRow) o << "  s.m = rows * " << g.mPerRow << ";\n";
       if (g.batchPerRow) o << "  s.batch = rows * " << g.batchPerRow << ";\n";
     }
-    o << "  return sc_gemm_launch(" << (rows ? "sc_gemm_for_rows(&" + name + "_state, rows), &s, "
-                                             : "&" + name + "_state, &" + name + "_shape, ")
+    o << "  return sc_step_status(sc_gemm_launch("
+      << (rows ? "sc_gemm_for_rows(&" + name + "_state, rows), &s, " : "&" + name + "_state, &" + name + "_shape, ")
       << ptr(slots, g.a.tensorId, g.a.offset, true) << ", " << ptr(slots, g.b.tensorId, g.b.offset, true) << ", "
       << (g.bias ? ptr(slots, g.bias->tensorId, g.bias->offset, true) : "nullptr") << ", "
-      << ptr(slots, g.output, 0, false) << ", stream);\n}\n";
+      << ptr(slots, g.output, 0, false) << ", stream), " << step << ");\n}\n";
   } else {
     const ConvCall& c = call.conv;
     const bool rows = c.nPerRow > 0;
@@ -1556,11 +1626,11 @@ EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, 
         << param(ep.scale) << ", " << param(ep.shift) << ", " << floatLiteral(ep.eps) << ", " << (ep.relu ? 1 : 0)
         << "};\n";
     }
-    o << "  return sc_conv_launch("
+    o << "  return sc_step_status(sc_conv_launch("
       << (rows ? "sc_conv_for_rows(&" + name + "_state, rows), &s, " : "&" + name + "_state, &" + name + "_shape, ")
       << ptr(slots, c.input, c.inputOffset, true) << ", " << ptr(slots, c.weight, c.weightOffset, true) << ", "
       << ptr(slots, c.output, 0, false) << ", " << (ep.empty() ? "nullptr" : "&e") << ", " << direct
-      << ", stream);\n}\n";
+      << ", stream), " << step << ");\n}\n";
   }
   return {o.str(), "launch_" + name};
 }

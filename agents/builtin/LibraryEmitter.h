@@ -13,6 +13,7 @@
 #include "agents/builtin/LibraryCall.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace stitch::agents::builtin {
@@ -30,6 +31,15 @@ std::string emitLibraryPrelude(bool gemm, bool conv, bool rnn, bool directDeconv
 // (1 < groups < channels; see sc_conv_shape in the generated code for why).
 int groupCalls(const ConvCall& c);
 
-EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, const std::map<std::string, int>& slots);
+// The launcher `name` of plan step `step` (its index in Plan::kernels): a library failure returns
+// that step with its status (libraryFailureStep).
+EmittedKernel emitLibraryCall(const LibraryCall& call, const std::string& name, std::size_t step,
+                              const std::map<std::string, int>& slots);
+
+// The step-tagged status of a library call that failed in a generated program (the generated
+// sc_step_status): `status` is 100000 x (step + 1) plus a cuBLASLt (10000 + s) or cuDNN (20000 + s)
+// status. The step's index, or nullopt for any other status.
+inline constexpr int kStepStatus = 100000;
+std::optional<std::size_t> libraryFailureStep(long long status);
 
 }  // namespace stitch::agents::builtin

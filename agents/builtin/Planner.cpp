@@ -70,7 +70,8 @@ public:
       if (operandViews.count(n.id)) continue;
       if (libraryStep(n)) {
         close();
-        if (auto call = matchLibraryCall(graph_, n)) library_ = std::move(call).value();
+        if (auto it = options_.inPyTorch.find(n.id); it != options_.inPyTorch.end()) leave(n, it->second);
+        else if (auto call = matchLibraryCall(graph_, n)) library_ = std::move(call).value();
         else leave(n, call.error().message);
         continue;
       }

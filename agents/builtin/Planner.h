@@ -74,6 +74,10 @@ struct PlannerOptions {
   // both off), Unstated (eager's flags unknown).
   PrecisionWhy precisionWhy = PrecisionWhy::Unstated;
   LayoutMode layout = LayoutMode::Auto;
+  // Library operators (by node id) left in PyTorch whatever the planner could do with them, and
+  // why: a call none of whose forms ran on the GPU (the refine step's last fallback, so that one
+  // unsupported configuration costs a smaller speedup, never the candidate).
+  std::map<int, std::string> inPyTorch{};
 };
 
 // How much of the forward the plan's compiled steps cover: computing operators (views and

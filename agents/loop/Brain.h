@@ -46,6 +46,9 @@ struct Draft {
   std::string title;
   std::string variant;
   std::filesystem::path dir;  // holds the candidate's .cu and .py
+  // The plan this draft was made from, where the brain changed it while refining (an operator
+  // moved to PyTorch after its library call could not run): the loop announces it.
+  std::optional<BrainPlan> plan;
 };
 
 class Brain {

@@ -81,6 +81,11 @@ public:
         else log(phase, "variant search finished");
         break;
       }
+      if (draft->plan) {
+        adoptPlan(*draft->plan);
+        log(phase, "the plan changed: " + std::to_string(plan_.tasks.size()) + " step(s), " +
+                       std::to_string(plan_.uncovered.size()) + " operator(s) left in PyTorch");
+      }
       log(phase, "candidate " + id + ": " + draft->title + " in " + draft->dir.string());
       given_ = last;
       Feedback fb = cuda_ ? verify(id, *draft) : build(id, *draft);
@@ -100,13 +105,18 @@ private:
     context_.emit(protocol::LogParams{request_.jobId, level, phase, message});
   }
 
-  bool planPhase(const BaselineFacts& facts, bool replan) {
-    context_.progress(replan ? "replanning" : "planning the kernels", 35);
-    BrainPlan p = brain_.plan(facts, request_, replan);
+  // The brain's plan becomes the job's: the editor's tasks, and the math of the compute floor.
+  void adoptPlan(const BrainPlan& p) {
     plan_ = p.plan;
     planMath_ = p.math;
     for (auto& t : plan_.tasks) t.status = p.generatable ? "active" : "skipped";
     context_.emit(plan_);
+  }
+
+  bool planPhase(const BaselineFacts& facts, bool replan) {
+    context_.progress(replan ? "replanning" : "planning the kernels", 35);
+    BrainPlan p = brain_.plan(facts, request_, replan);
+    adoptPlan(p);
     log(replan ? "REPLAN" : "PLAN", std::to_string(plan_.tasks.size()) + " step(s) planned, " +
                                         std::to_string(plan_.uncovered.size()) + " operator(s) left in PyTorch");
     if (!p.generatable) {

@@ -22,10 +22,16 @@ class StitchTensor(ctypes.Structure):
                 ("sizes", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS)]
 
 
+# A library launcher's failure also names its step of the plan: 100000 x (step + 1) + its status.
+STEP_STATUS = 100000
+
+
 def status_name(code: int) -> str:
     """What a stitch_forward status means: a cudaError_t, or (from the built-in coder's library
-    launchers) 10000 + a cublasStatus_t or 20000 + a cudnnStatus_t; the library's own message is
-    on the worker's stderr."""
+    launchers) 10000 + a cublasStatus_t or 20000 + a cudnnStatus_t, plus STEP_STATUS x (step + 1)
+    for the plan step whose call failed; the library's own message is on the worker's stderr."""
+    if code >= STEP_STATUS:
+        return f"step k{code // STEP_STATUS - 1}: {status_name(code % STEP_STATUS)}"
     if code >= 20000:
         return f"cuDNN status {code - 20000}"
     if code >= 10000:

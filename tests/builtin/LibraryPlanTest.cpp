@@ -151,7 +151,7 @@ TEST(LibraryPlan, ConvolutionBatchNormReluIsOneStepWithTheEpilogue) {
   auto c = fixtureCandidate("87_conv_bn_relu_stem");
   ASSERT_TRUE(c.ok()) << c.error().message;
   // Its images are the call's (RuntimeRows.h): a state per row count.
-  EXPECT_NE(c.value().cuda.find("(1e-05f), 1};\n  return sc_conv_launch(sc_conv_for_rows(&k0_state, rows), &s, "),
+  EXPECT_NE(c.value().cuda.find("(1e-05f), 1};\n  return sc_step_status(sc_conv_launch(sc_conv_for_rows(&k0_state, rows), &s, "),
             std::string::npos);
   EXPECT_NE(c.value().cuda.find("return sc_direct_launch<16, 3, 3>(s, x, w, y, e, stream);"), std::string::npos);
 
@@ -207,19 +207,42 @@ TEST(LibraryCoder, FewProductsPerOutputAlsoGetTheDirectKernel) {
   const std::string& cu = lenet.value().cuda;
   EXPECT_NE(cu.find("return sc_direct_launch<8, 5, 5>(s, x, w, y, e, stream);"), std::string::npos);   // 1 -> 6
   EXPECT_NE(cu.find("return sc_direct_launch<16, 5, 5>(s, x, w, y, e, stream);"), std::string::npos);  // 6 -> 16
-  EXPECT_NE(cu.find("k0_direct, stream);"), std::string::npos);
+  EXPECT_NE(cu.find("k0_direct, stream), 0);"), std::string::npos);
   auto grouped = fixtureCandidate("64_conv2d_grouped");
   ASSERT_TRUE(grouped.ok()) << grouped.error().message;
   EXPECT_NE(grouped.value().cuda.find("sc_direct_launch<8, 3, 3>"), std::string::npos);  // 8 channels per group
   auto resnet = fixtureCandidate("88_resnet_basic_block");  // 64 x 3 x 3 = 576 products per output
   ASSERT_TRUE(resnet.ok()) << resnet.error().message;
   EXPECT_EQ(resnet.value().cuda.find("sc_direct_launch<"), std::string::npos);
-  EXPECT_NE(resnet.value().cuda.find("nullptr, stream);"), std::string::npos);
+  EXPECT_NE(resnet.value().cuda.find("nullptr, stream), "), std::string::npos);
 }
 
 // A 1x1 convolution (stride 1, no padding, one group) is a GEMM per image over its pixels: its
 // candidate carries cuBLASLt and measures that GEMM, the weight shared by every image (batch
 // stride 0), against cuDNN, in place of the direct kernel; its batch norm and ReLU still fold.
+// A library launcher's failure carries its step's index in the plan (sc_step_status), which the
+// refine step reads back (libraryFailureStep) to leave that call to PyTorch.
+TEST(LibraryCoder, EachLauncherTagsItsFailureWithItsStep) {
+  for (const char* fixture : {"86_mlp_3layer", "88_resnet_basic_block", "partial_rnn_lstm"}) {
+    auto laid = testing::fixtureLaidOut(fixture);
+    ASSERT_TRUE(laid.ok()) << laid.error().message;
+    const std::string cu = fixtureCandidate(fixture).value().cuda;
+    int calls = 0;
+    for (std::size_t k = 0; k < laid.value().plan.kernels.size(); ++k) {
+      const PlannedKernel& p = laid.value().plan.kernels[k];
+      if (!p.library) continue;
+      ++calls;
+      const auto at = cu.find("static int launch_" + p.id + "(");
+      ASSERT_NE(at, std::string::npos) << fixture << " " << p.id;
+      const std::string launcher = cu.substr(at, cu.find("\n}\n", at) - at);
+      const std::string tail = ", stream), " + std::to_string(k) + ");";
+      EXPECT_TRUE(launcher.ends_with(tail)) << fixture << ":\n" << launcher;
+      EXPECT_NE(launcher.find("return sc_step_status("), std::string::npos) << fixture << ":\n" << launcher;
+    }
+    EXPECT_GT(calls, 0) << fixture;
+  }
+}
+
 TEST(LibraryCoder, PointwiseConvolutionsMeasureAGemmOverPixels) {
   auto pointwise = fixtureCandidate("66_conv2d_pointwise");  // 32 x 256 x 56x56 -> 512 channels
   ASSERT_TRUE(pointwise.ok()) << pointwise.error().message;
@@ -231,7 +254,7 @@ TEST(LibraryCoder, PointwiseConvolutionsMeasureAGemmOverPixels) {
   EXPECT_NE(cu.find("  g.batch = s->in[0];\n  const int st = sc_gemm_launch(sc_gemm_for_rows(&k0_gemm, g.batch), &g, w, x, "
                     "nullptr, y, stream);"),
             std::string::npos);
-  EXPECT_NE(cu.find("k0_pointwise, stream);"), std::string::npos);
+  EXPECT_NE(cu.find("k0_pointwise, stream), 0);"), std::string::npos);
   EXPECT_EQ(cu.find("sc_direct_launch<"), std::string::npos);
 
   const Plan separable = planOf("93_depthwise_separable");
@@ -260,7 +283,7 @@ TEST(LibraryCoder, TransposedConvolutionsAlsoGetTheDirectGatherKernel) {
   ASSERT_TRUE(upsample.ok()) << upsample.error().message;
   EXPECT_NE(upsample.value().cuda.find("const int st = sc_deconv_launch<16, 4, 4, 2, 2>(s, x, w, y, stream);"),
             std::string::npos);
-  EXPECT_NE(upsample.value().cuda.find("k0_direct, stream);"), std::string::npos);
+  EXPECT_NE(upsample.value().cuda.find("k0_direct, stream), 0);"), std::string::npos);
   EXPECT_NE(planOf("83_conv_transpose2d_tanh_scale").kernels[0].technique.find("direct gather kernel"), std::string::npos);
   auto oneD = fixtureCandidate("69_conv_transpose1d");  // 256 -> 128, k4, stride 2
   ASSERT_TRUE(oneD.ok()) << oneD.error().message;

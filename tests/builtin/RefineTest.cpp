@@ -3,6 +3,7 @@
 #include "FixtureGraphs.h"
 
 #include "agents/builtin/BuiltinBrain.h"
+#include "agents/builtin/LibraryEmitter.h"
 
 #include <gtest/gtest.h>
 
@@ -37,12 +38,17 @@ protected:
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
 
+  std::string lastPython() const {
+    std::ifstream in(dir / std::to_string(n - 1) / "model_new.py");
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
   // The variant of the next draft, or "" when the search ended.
   std::string next(const std::optional<loop::Feedback>& last) {
     std::string error;
-    auto d = brain.next(last, dir / std::to_string(n++), error);
+    draft = brain.next(last, dir / std::to_string(n++), error);
     EXPECT_EQ(error, "");
-    return d ? d->variant : "";
+    return draft ? draft->variant : "";
   }
 
   static loop::Feedback verified(const std::string& category) {
@@ -52,7 +58,18 @@ protected:
     return f;
   }
 
+  // A candidate that failed at run time with `status` from stitch_forward, as the verifier words it.
+  static loop::Feedback failedWith(long long status) {
+    loop::Feedback f;
+    f.built = true;
+    f.failedChecks = {"candidate_runtime_error"};
+    f.diagnosis = "candidate_runtime_error: ModelNew.forward (trial 0): StitchKernelError: stitch_forward returned " +
+                  std::to_string(status) + " (...) Check the launch configuration.";
+    return f;
+  }
+
   BuiltinBrain brain;
+  std::optional<loop::Draft> draft;
   std::filesystem::path dir;
   int n = 0;
 };
@@ -155,6 +172,48 @@ TEST_F(Refine, PrecisionFp32KeepsExactFp32Everywhere) {
   EXPECT_NE(lastCuda().find("{CUDNN_FMA_MATH, CUDNN_FMA_MATH}};"), std::string::npos);
   EXPECT_EQ(lastCuda().find("CUDNN_DEFAULT_MATH"), std::string::npos);
   EXPECT_NE(lastCuda().find("exact fp32 (FMA math), as the job asks (--precision fp32)"), std::string::npos);
+}
+
+// A library call none of whose forms ran on the GPU (cuDNN refused every engine and the program had
+// no other form: the status names step k0): the same variant again, with that convolution in
+// PyTorch and the rest compiled, and the loop told the plan changed.
+TEST_F(Refine, ALibraryCallNoFormRanStaysInPyTorch) {
+  planTask("level2", "81_conv2d_relu_maxpool", {});
+  const std::string first = next(std::nullopt);
+  ASSERT_NE(first, "");
+  EXPECT_FALSE(draft->plan);
+  EXPECT_NE(lastCuda().find("return sc_step_status(sc_conv_launch("), std::string::npos);
+  EXPECT_EQ(next(failedWith(100000 + 20000 + 3000)), first);
+  ASSERT_TRUE(draft && draft->plan);
+  const auto& uncovered = draft->plan->plan.uncovered;
+  ASSERT_EQ(uncovered.size(), 1u);
+  EXPECT_NE(uncovered[0].find("its cuDNN call (step k0) had no form that ran on the GPU (cuDNN status 3000)"),
+            std::string::npos)
+      << uncovered[0];
+  EXPECT_TRUE(draft->plan->math.empty());  // no library call left: no compute floor
+  ASSERT_TRUE(draft->plan->plan.coverage);
+  EXPECT_LT(draft->plan->plan.coverage->coveredOperators, draft->plan->plan.coverage->operators);
+  EXPECT_NE(draft->title.find("step k0's convolution left in PyTorch (cuDNN status 3000)"), std::string::npos);
+  EXPECT_EQ(lastCuda().find("sc_conv_launch("), std::string::npos);
+  EXPECT_NE(lastPython().find("torch.ops.aten.convolution"), std::string::npos);
+  EXPECT_NE(lastPython().find("_stitch_lib.segment(0, "), std::string::npos);
+}
+
+// A failure whose status names no library step is retried as before: scalar accesses, plan kept.
+TEST_F(Refine, AFailureOfNoLibraryStepKeepsThePlan) {
+  planTask("level2", "81_conv2d_relu_maxpool", {});
+  ASSERT_NE(next(std::nullopt), "");
+  EXPECT_EQ(next(failedWith(20000 + 3000)), BuiltinBrain::variants().back().name());
+  EXPECT_FALSE(draft->plan);
+  EXPECT_NE(lastCuda().find("sc_conv_launch("), std::string::npos);
+}
+
+TEST(LibraryFailureStep, ReadsTheStepOfALibraryStatus) {
+  EXPECT_EQ(libraryFailureStep(4 * 100000 + 20000 + 3000), 3u);
+  EXPECT_EQ(libraryFailureStep(100000 + 10000 + 15), 0u);
+  EXPECT_FALSE(libraryFailureStep(20000 + 3000));  // a program from before steps were named
+  EXPECT_FALSE(libraryFailureStep(700));            // cudaErrorIllegalAddress
+  EXPECT_FALSE(libraryFailureStep(100000 + 700));   // no library status under the step
 }
 
 TEST_F(Refine, EveryVariantIsWrittenOnceAtMost) {

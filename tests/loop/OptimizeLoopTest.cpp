@@ -114,6 +114,7 @@ struct BrainRecord {
   int drafts = 2;
   bool replansOnStagnation = true;
   std::vector<profiling::LibraryMath> math;  // what the plan says its library calls compute
+  std::optional<loop::BrainPlan> changedPlan;  // the second draft's, as a refine that changed the plan gives it
   std::vector<bool> plans;                               // the replan flag of each plan() call
   std::vector<std::optional<loop::Feedback>> feedback;   // `last` of each next() call
 };
@@ -141,7 +142,9 @@ public:
     if (r_.drafts-- <= 0) return std::nullopt;
     fs::create_directories(dir);
     std::ofstream(dir / "candidate.cu") << "#include \"stitch_abi.h\"\n// kernels of " << dir.filename().string() << "\n";
-    return loop::Draft{"variant " + dir.filename().string(), "v", dir};
+    loop::Draft d{"variant " + dir.filename().string(), "v", dir};
+    if (r_.feedback.size() == 2) d.plan = r_.changedPlan;
+    return d;
   }
   protocol::Range editRange() const override { return {{10, 0}, {14, 0}}; }
   std::string editText(const program::ProgramNames& p, std::optional<double>) const override {
@@ -348,6 +351,29 @@ TEST_F(OptimizeLoopTest, Tf32MathIsHeldToTheTensorCoresCeiling) {
   script.verdicts = {ok(passingVerdict())};
   run("j2");
   EXPECT_EQ(logsContaining("compute-roofline floor (0.049 ms for 20.0 GFLOP at 409.0 TFLOP/s TF32 tensor cores)"), 1);
+}
+
+// A draft made from a plan the brain changed while refining (a convolution left to PyTorch after
+// no form of its cuDNN call ran) is announced: the editor gets the plan again, and the compute
+// floor takes the new plan's math (none left here, so the bytes' floor holds).
+TEST_F(OptimizeLoopTest, APlanChangedWhileRefiningIsAnnounced) {
+  script.verdicts = {ok(failingVerdict()), ok(passingVerdict())};
+  options.budget.iterations = 2;
+  brain.math = {{2e10, true}};  // 0.049 ms at the TF32 ceiling, above the bytes' 0.024 ms
+  loop::BrainPlan changed;
+  changed.plan.uncovered = {"convolution (line 12): its cuDNN call (step k0) had no form that ran on the GPU"};
+  changed.generatable = true;
+  brain.changedPlan = changed;
+  run();
+  std::vector<protocol::PlanParams> plans;
+  for (const auto& e : context->events)
+    if (auto* p = std::get_if<protocol::PlanParams>(&e)) plans.push_back(*p);
+  ASSERT_GE(plans.size(), 2u);  // the first plan, the changed one (and the last statuses)
+  EXPECT_TRUE(plans[0].uncovered.empty());
+  EXPECT_EQ(plans[1].uncovered, changed.plan.uncovered);
+  EXPECT_EQ(plans.back().uncovered, changed.plan.uncovered);
+  EXPECT_EQ(logsContaining("the plan changed: 0 step(s), 1 operator(s) left in PyTorch"), 1);
+  EXPECT_EQ(logsContaining("c2 reaches 49% of the memory-roofline floor"), 1);
 }
 
 TEST_F(OptimizeLoopTest, FeedbackOfEachRoundReachesTheBrain) {
