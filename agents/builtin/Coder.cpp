@@ -317,7 +317,8 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
     l.slots.push_back({id, std::move(expr), allocated});
   };
   for (const TensorInfo& t : graph.tensors)
-    if ((t.role == "parameter" || t.role == "buffer") && t.name) l.names[t.id] = attributePath(*t.name);
+    if ((t.role == "parameter" || t.role == "buffer" || t.role == "attribute") && t.name)
+      l.names[t.id] = attributePath(*t.name);
   for (const auto& k : plan.kernels)
     for (const auto& id : k.writes()) {
       // A write-back (running statistics, a counter) goes into the module's own buffer.
@@ -367,10 +368,21 @@ Outcome<Layout> layout(const Graph& graph, const Plan& plan, const ForwardSource
     l.segmentTensors.push_back(std::move(tensors));
   }
   std::string tail;
-  for (const auto& o : graph.outputs) {
+  std::set<std::string> rebound;
+  for (const auto& [name, id] : graph.state) rebound.insert(attributePath(name));
+  for (std::size_t i = 0; i + graph.stateOutputs < graph.outputs.size(); ++i) {
+    const std::string& o = graph.outputs[i];
     auto e = names(o, tail);
     if (!e) return Failure{"the forward returns " + o + ": " + e.error().message};
-    l.returned.push_back(e.value());
+    // A result that is an attribute's old value is taken before the attribute is rebound.
+    if (rebound.count(e.value())) tail += "v_" + o + " = " + e.value() + "\n";
+    l.returned.push_back(rebound.count(e.value()) ? "v_" + o : e.value());
+  }
+  // The module state the forward leaves for the next call, bound as the forward binds it.
+  for (const auto& [name, id] : graph.state) {
+    auto e = names(id, tail);
+    if (!e) return Failure{"the forward leaves " + id + " in " + attributePath(name) + ": " + e.error().message};
+    tail += attributePath(name) + " = " + e.value() + "\n";
   }
   l.stepLines.push_back(tail);
   return l;
@@ -433,7 +445,7 @@ std::string registrations(const Graph& graph) {
   };
   for (const TensorInfo& info : graph.tensors) {
     const TensorInfo* t = &info;
-    if ((t->role != "parameter" && t->role != "buffer") || !t->name) continue;
+    if ((t->role != "parameter" && t->role != "buffer" && t->role != "attribute") || !t->name) continue;
     const std::string name = *t->name;
     for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
       const std::string prefix = name.substr(0, dot);
@@ -445,6 +457,9 @@ std::string registrations(const Graph& graph) {
     if (t->role == "parameter")
       py << "        " << attributePath(owner) << ".register_parameter(\"" << leaf << "\", nn.Parameter(torch.empty("
          << tuple(t->shape) << ")))\n";
+    else if (t->role == "attribute")
+      py << "        setattr(" << attributePath(owner) << ", \"" << leaf << "\", torch.empty(" << tuple(t->shape)
+         << ", dtype=torch." << t->dtype << "))\n";
     else
       py << "        " << attributePath(owner) << ".register_buffer(\"" << leaf << "\", torch.empty(" << tuple(t->shape)
          << ", dtype=torch." << t->dtype << "))\n";

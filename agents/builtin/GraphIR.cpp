@@ -88,6 +88,7 @@ TensorInfo tensorFrom(const json& j, const std::string& path) {
   t.producer = optional<int>(j, "producer", path);
   t.viewOf = optional<std::string>(j, "view_of", path);
   t.py = optional<std::string>(j, "py", path);
+  t.device = j.value("device", "");
   return t;
 }
 
@@ -257,6 +258,17 @@ Outcome<Graph> parseGraph(const json& j) {
     g.outputs = get<std::vector<std::string>>(j, "outputs", "graph");
     for (const auto& id : g.outputs)
       if (!g.tensorIndex_.count(id)) return Failure{"graph.outputs names unknown tensor " + id};
+    if (auto it = j.find("state"); it != j.end() && it->is_array())
+      for (std::size_t i = 0; i < it->size(); ++i) {
+        const std::string path = "state[" + std::to_string(i) + "]";
+        const auto id = get<std::string>((*it)[i], "tensor", path);
+        if (!g.tensorIndex_.count(id)) return Failure{path + " names unknown tensor " + id};
+        g.state.emplace_back(get<std::string>((*it)[i], "name", path), id);
+        if (std::find(g.outputs.begin(), g.outputs.end(), id) == g.outputs.end()) {
+          g.outputs.push_back(id);
+          ++g.stateOutputs;
+        }
+      }
     if (auto it = j.find("uncovered"); it != j.end() && it->is_array())
       for (std::size_t i = 0; i < it->size(); ++i) {
         const std::string path = "uncovered[" + std::to_string(i) + "]";

@@ -29,11 +29,12 @@ struct TensorInfo {
   std::vector<int64_t> strides;  // in elements
   int64_t storageOffset = 0;
   std::string dtype;  // float32, float16, bool, int64, ...
-  std::string role;   // input | parameter | buffer | constant | intermediate
+  std::string role;   // input | parameter | buffer | attribute (a module's plain tensor attribute) | constant | intermediate
   std::optional<std::string> name;
   std::optional<int> producer;
   std::optional<std::string> viewOf;
   std::optional<std::string> py;  // a small constant as Python source (role constant), when the harness could write it
+  std::string device;             // where the capture saw it ("cpu", "cuda:0"); "" when not recorded
 
   int64_t numel() const;
   int64_t elementBytes() const;  // 0 for a dtype the brain does not know
@@ -112,6 +113,12 @@ struct Graph {
   std::vector<Node> nodes;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  // The tensor attributes the forward rebinds (`self.hidden = torch.tanh(...)`): each dotted name
+  // with the tensor it holds when the forward returns, state the next call reads. Such a tensor
+  // that the forward does not return is one of the last `stateOutputs` of `outputs`, so that the
+  // plan treats it as a result: written whole, into a fresh tensor each call.
+  std::vector<std::pair<std::string, std::string>> state;
+  std::size_t stateOutputs = 0;
   std::vector<UncoveredOp> uncovered;
   std::optional<Construction> construction;
   std::map<int, std::string> inputValues;  // non-tensor forward inputs by position, as Python source

@@ -79,6 +79,9 @@ private:
       if (listOfViewsOp(baseName(n.value("op", ""))) && !argTensor(n, "self").empty())
         aliases_[argTensor(n, "self")] += static_cast<int>(n["outputs"].size());
     for (const json& o : g_["outputs"]) returned_.insert(o.get<std::string>());
+    // A tensor the forward leaves in a module attribute outlives the call as a result does.
+    for (const json& s : g_.value("state", json::array()))
+      if (s.is_object() && s.contains("tensor") && s["tensor"].is_string()) returned_.insert(s["tensor"].get<std::string>());
   }
 
   // `relu_(x)` (nn.ReLU(inplace=True)), `hardtanh_`, `add_`, ... on an intermediate that nothing

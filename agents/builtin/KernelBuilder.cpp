@@ -721,6 +721,13 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
       return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
     }
     if (b == "_to_copy") {
+      // A copy between devices (a module's CPU tensor attribute moved to the GPU in forward):
+      // a kernel cannot read the other device's memory.
+      const Argument* self = node.arg("self");
+      const TensorInfo* in = self && self->tensor ? graph_->tensor(*self->tensor) : nullptr;
+      if (in && in->device != graph_->tensor(out0)->device)
+        return Failure{node.where() + ": a copy from " + in->device + " to " + graph_->tensor(out0)->device +
+                       " is left to PyTorch"};
       const Argument* dt = node.arg("dtype");
       if (dt && !std::holds_alternative<std::monostate>(dt->value) && graph_->tensor(out0)->dtype != "float32")
         return Failure{node.where() + ": casts to " + graph_->tensor(out0)->dtype + " are left to PyTorch"};

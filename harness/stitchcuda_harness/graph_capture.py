@@ -138,10 +138,22 @@ class _Recorder(TorchDispatchMode):
         return out
 
 
+def _tensor_attributes(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The model's tensors held as plain attributes, neither parameters nor buffers (a recurrent
+    cell's `self.hidden = torch.randn(...)`), by dotted name: forward may read and rebind them."""
+    found: dict[str, torch.Tensor] = {}
+    for prefix, sub in model.named_modules():
+        for attr, v in vars(sub).items():
+            if isinstance(v, torch.Tensor):
+                found[f"{prefix}.{attr}" if prefix else attr] = v
+    return found
+
+
 def _record_forward(model: torch.nn.Module, inputs: list[Any], graph: Graph, task_file: str, stage_name: str) -> Any:
     """Runs the forward once under a recorder that fills `graph` (its inputs, parameters, buffers,
-    nodes and outputs) and returns the forward's outputs; the forward's exception as a
-    task_forward_error. `stage_name` names the forward where its deadline passes."""
+    tensor attributes, nodes, outputs and the attributes it rebinds) and returns the forward's
+    outputs; the forward's exception as a task_forward_error. `stage_name` names the forward where
+    its deadline passes."""
     stack: list[str] = []
     recorder = _Recorder(graph, task_file, stack)
     for i, v in enumerate(inputs):
@@ -153,6 +165,10 @@ def _record_forward(model: torch.nn.Module, inputs: list[Any], graph: Graph, tas
         recorder.register(p, "parameter", name)
     for name, b in model.named_buffers():
         recorder.register(b, "buffer", name)
+    attributes = _tensor_attributes(model)
+    for name, a in attributes.items():
+        if id(a) not in recorder.ids:
+            recorder.register(a, "attribute", name)
     handles = []
     for name, sub in model.named_modules():
         # Hooks must return None: a value returned from a hook replaces the module's input/output.
@@ -167,6 +183,17 @@ def _record_forward(model: torch.nn.Module, inputs: list[Any], graph: Graph, tas
         outputs = check_tensor_outputs(out, task_file, None, "task")
         for t in outputs:
             graph.outputs.append(recorder.ids.get(id(t)) or recorder.lookup(t, "output"))
+        # State the forward leaves for the next call: what it rebound a tensor attribute to.
+        for name, a in _tensor_attributes(model).items():
+            if attributes.get(name) is not a:
+                graph.state.append({"name": name, "tensor": recorder.ids.get(id(a)) or recorder.lookup(a, "state")})
+        # An attribute it only reads that Python can write out (a 0-dim `torch.tensor(0.5)`, which
+        # stays on the CPU beside CUDA tensors) is a constant, read by a kernel as a number.
+        rebound = {s["name"] for s in graph.state}
+        for t in graph.tensors:
+            py = constant_literal(attributes[t.name]) if t.role == "attribute" and t.name not in rebound else None
+            if py is not None:
+                t.role, t.py = "constant", py
     finally:
         for h in handles:
             h.remove()

@@ -24,7 +24,7 @@ class TensorValue:
     strides: list[int]
     storage_offset: int
     device: str
-    role: str  # input | parameter | buffer | constant | intermediate
+    role: str  # input | parameter | buffer | attribute (a plain tensor attribute of a module) | constant | intermediate
     name: Optional[str] = None
     producer: Optional[int] = None  # node id; None for graph inputs, parameters, constants
     view_of: Optional[str] = None   # tensor id this one aliases (views and in-place results)
@@ -68,6 +68,9 @@ class Graph:
     # graph_capture.batch_probe: {"size": B, "rows_independent": bool, "why": str} where every tensor
     # input and output has B rows in dim 0 (None: no common batch dimension).
     batch: Optional[dict[str, Any]] = None
+    # The tensor attributes the forward rebinds (`self.hidden = torch.tanh(...)`), each {"name": its
+    # dotted name, "tensor": the id it holds when the forward returns}: state the next call reads.
+    state: list[dict[str, str]] = field(default_factory=list)
     schema: str = SCHEMA
 
     def to_json(self) -> dict[str, Any]:
@@ -88,5 +91,5 @@ class Graph:
             inputs=list(data["inputs"]), outputs=list(data["outputs"]),
             uncovered=[Uncovered(u["op"], u["reason"], src(u.get("source"))) for u in data["uncovered"]],
             construction=data.get("construction"), input_values=dict(data.get("input_values") or {}),
-            batch=data.get("batch"),
+            batch=data.get("batch"), state=list(data.get("state") or []),
         )
