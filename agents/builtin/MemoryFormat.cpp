@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <optional>
 
 namespace stitch::agents::builtin {
 
@@ -281,19 +282,26 @@ std::vector<int64_t> rowMajor(const std::vector<int64_t>& shape) {
 }
 
 // An output's strides per iteration dim: its dims of more than one element are the kernel's, in
-// order (KernelBuilder::output). Empty where they do not pair up.
+// order (KernelBuilder::output), each perhaps split over several (a group norm's channels over its
+// groups and their channels). Empty where they do not pair up.
 std::vector<int64_t> outputStrides(const FusedKernel& k, const KernelOutput& out) {
   const std::vector<int64_t> strides = out.strided() ? out.strides : rowMajor(out.shape);
-  std::vector<int64_t> r(k.shape.size(), 0);
-  std::size_t p = 0;
-  for (std::size_t d = 0; d < k.shape.size(); ++d) {
-    if (k.shape[d] == 1) continue;
-    while (p < out.shape.size() && out.shape[p] == 1) ++p;
-    if (p == out.shape.size() || out.shape[p] != k.shape[d]) return {};
-    r[d] = strides[p++];
+  const std::size_t rank = k.shape.size();
+  std::vector<int64_t> r(rank, 0);
+  std::size_t d = 0;
+  for (std::size_t p = 0; p < out.shape.size(); ++p) {
+    if (out.shape[p] == 1) continue;
+    std::vector<std::size_t> group;
+    int64_t covered = 1;
+    for (; d < rank && covered < out.shape[p]; ++d)
+      if (k.shape[d] != 1) group.push_back(d), covered *= k.shape[d];
+    if (covered != out.shape[p]) return {};
+    int64_t inner = strides[p];
+    for (auto it = group.rbegin(); it != group.rend(); ++it) r[*it] = inner, inner *= k.shape[*it];
   }
-  while (p < out.shape.size() && out.shape[p] == 1) ++p;
-  return p == out.shape.size() ? r : std::vector<int64_t>{};
+  for (; d < rank; ++d)
+    if (k.shape[d] != 1) return {};
+  return r;
 }
 
 // The iteration order that follows `strides` (per iteration dim) from the largest: dims of one
@@ -322,45 +330,33 @@ bool keepsOrder(const std::vector<int>& dims, const std::vector<int>& inv) {
 
 }  // namespace
 
-FusedKernel inMemoryOrder(FusedKernel k, const Graph& g) {
-  const auto& cl = g.layout.channelsLast;
-  if (cl.empty() || k.shape.size() < 2) return k;
-  // The reference: the largest channels-last tensor written whole, else the largest read.
-  std::vector<int64_t> ref;
-  int64_t refSize = -1;
-  for (const auto& out : k.outputs) {
-    if (out.perRow || !cl.count(out.tensorId)) continue;
-    const int64_t n = std::accumulate(out.shape.begin(), out.shape.end(), int64_t{1}, std::multiplies<>());
-    if (auto s = outputStrides(k, out); !s.empty() && n > refSize) ref = std::move(s), refSize = n;
-  }
-  if (ref.empty())
-    for (const auto& in : k.inputs) {
-      const TensorInfo* t = g.tensor(in.tensorId);
-      if (!t || !cl.count(in.tensorId) || t->numel() <= refSize) continue;
-      ref = in.strides, refSize = t->numel();
-    }
-  if (ref.empty()) return k;
-  const std::vector<int> perm = orderOf(k, ref);  // new dim i iterates old dim perm[i]
-  if (perm.empty() || perm[0] != 0) return k;     // the batch stays outermost (RuntimeRows scales dim 0)
-  bool identity = true;
-  for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int>(i);
-  if (identity) return k;
+namespace {
+
+// `k` with its iteration dims permuted (new dim i iterates old dim perm[i]), or nothing where the
+// permutation would move the batch, split the reduced range or reorder what must keep its order.
+std::optional<FusedKernel> permuted(const FusedKernel& k, const std::vector<int>& perm) {
+  if (perm.empty() || perm[0] != 0) return std::nullopt;  // the batch stays outermost (RuntimeRows scales dim 0)
   std::vector<int> inv(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int>(i);
   const int rank = static_cast<int>(k.shape.size());
   FusedKernel r = k;
   if (k.reduceBegin >= 0) {
-    // The reduced (or scanned) dims stay one range in their order, and the kept dims in theirs:
-    // rows are written in the order of the kept dims, and an arg reduction's index counts
-    // row-major over the reduced ones.
+    // The reduced (or scanned) dims stay one range, and the kept dims in their order: rows are
+    // written in the order of the kept dims. A scan, and an arg reduction's index (row-major over
+    // the reduced dims), also need the reduced dims in their order; a sum or a max does not (a
+    // group norm's channels of a group, innermost in NHWC, are then read first).
     std::vector<int> reduced, kept;
     for (int d = 0; d < rank; ++d)
       if (k.shape[d] != 1) (d >= k.reduceBegin && d < k.reduceEnd ? reduced : kept).push_back(d);
-    if (reduced.empty() || !keepsOrder(reduced, inv) || !keepsOrder(kept, inv)) return k;
-    r.reduceBegin = inv[reduced.front()];
-    r.reduceEnd = inv[reduced.back()] + 1;
+    const bool ordered = k.scans() || std::any_of(k.values.begin(), k.values.end(), [](const KernelValue& v) {
+                           return v.op == ValueOp::ArgIndex ||
+                                  (v.op == ValueOp::Reduce && (v.reduce == ReduceKind::ArgMax || v.reduce == ReduceKind::ArgMin));
+                         });
+    if (reduced.empty() || (ordered && !keepsOrder(reduced, inv)) || !keepsOrder(kept, inv)) return std::nullopt;
+    r.reduceBegin = rank, r.reduceEnd = -1;
+    for (int d : reduced) r.reduceBegin = std::min(r.reduceBegin, inv[d]), r.reduceEnd = std::max(r.reduceEnd, inv[d] + 1);
     for (int d : kept)
-      if (inv[d] >= r.reduceBegin && inv[d] < r.reduceEnd) return k;
+      if (inv[d] >= r.reduceBegin && inv[d] < r.reduceEnd) return std::nullopt;
   }
   for (int i = 0; i < rank; ++i) r.shape[i] = k.shape[perm[i]];
   for (auto& in : r.inputs) {
@@ -392,7 +388,7 @@ FusedKernel inMemoryOrder(FusedKernel k, const Graph& g) {
     KernelOutput& out = r.outputs[i];
     if (out.perRow) continue;
     const std::vector<int64_t> s = outputStrides(k, k.outputs[i]);
-    if (s.empty()) return k;
+    if (s.empty()) return std::nullopt;
     out.shape = r.shape;
     out.strides.assign(rank, 0);
     for (int d = 0; d < rank; ++d) out.strides[d] = r.shape[d] == 1 ? 0 : s[perm[d]];
@@ -406,6 +402,41 @@ FusedKernel inMemoryOrder(FusedKernel k, const Graph& g) {
     if (contiguous) out.strides.clear();
   }
   return r;
+}
+
+
+}  // namespace
+
+FusedKernel inMemoryOrder(FusedKernel k, const Graph& g) {
+  const auto& cl = g.layout.channelsLast;
+  if (cl.empty() || k.shape.size() < 2) return k;
+  // The reference: the largest channels-last tensor written whole, else the largest read.
+  std::vector<int64_t> ref;
+  int64_t refSize = -1;
+  for (const auto& out : k.outputs) {
+    if (out.perRow || !cl.count(out.tensorId)) continue;
+    const int64_t n = std::accumulate(out.shape.begin(), out.shape.end(), int64_t{1}, std::multiplies<>());
+    if (auto s = outputStrides(k, out); !s.empty() && n > refSize) ref = std::move(s), refSize = n;
+  }
+  if (ref.empty())
+    for (const auto& in : k.inputs) {
+      const TensorInfo* t = g.tensor(in.tensorId);
+      if (!t || !cl.count(in.tensorId) || t->numel() <= refSize) continue;
+      ref = in.strides, refSize = t->numel();
+    }
+  if (ref.empty()) return k;
+  // The memory order of the reference; failing that (a group norm's row: its group between the
+  // spatial dims and its channels in NHWC), the kernel's order with only the reduced dims sorted.
+  std::vector<int> sorted = orderOf(k, ref), within(k.shape.size());
+  std::iota(within.begin(), within.end(), 0);
+  if (k.reduceBegin >= 0 && !sorted.empty())
+    std::stable_sort(within.begin() + k.reduceBegin, within.begin() + k.reduceEnd,
+                     [&](int a, int b) { return ref[a] > ref[b]; });
+  for (const auto& perm : {sorted, within}) {
+    if (perm.empty() || std::is_sorted(perm.begin(), perm.end())) continue;
+    if (auto r = permuted(k, perm)) return std::move(r).value();
+  }
+  return k;
 }
 
 LaidOutPlan planLaidOut(const Graph& graph, const nlohmann::json& captured, const std::map<int, double>& lineTimesUs,

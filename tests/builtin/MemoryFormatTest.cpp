@@ -131,8 +131,8 @@ TEST(MemoryFormat, PoolingWindowsSlideOverChannelsLastIterationOrder) {
 }
 
 // The batch statistics of a channels-last activation become a column reduction over the spatial
-// dims with the channels inner (coalesced), where NCHW reduces each (n, c) row; a permutation that
-// would split the reduced range or reorder an arg reduction's dims leaves the kernel as it was.
+// dims with the channels inner (coalesced), where NCHW reduces each (n, c) row; a row over channels
+// and spatial dims reads the channels innermost, unless an arg reduction's index needs their order.
 TEST(MemoryFormat, ReductionsOverChannelsLastTensorsReduceColumns) {
   auto g = parseGraph(nlohmann::json::parse(R"({"schema": "stitchcuda.graph/1", "nodes": [], "inputs": [], "outputs": [],
       "tensors": [{"id": "x", "shape": [2, 3, 4, 5], "strides": [60, 1, 15, 3], "dtype": "float32", "role": "intermediate"},
@@ -169,13 +169,21 @@ TEST(MemoryFormat, ReductionsOverChannelsLastTensorsReduceColumns) {
   EXPECT_TRUE(r.inputs[0].linear);
   EXPECT_EQ(r.values[1].dimMap, (std::vector<int>{0, 3, -1, -1}));
   EXPECT_EQ(r.outputs[0].shape, s.shape);  // rows still (n, c) in order
-  // Over C and H: in NHWC order H comes before C, which would reorder an arg reduction's index.
-  FusedKernel arg = k;
-  arg.reduceBegin = 1;
-  arg.reduceEnd = 3;
+  // Over C, H and W (a group norm's row): in NHWC order C comes last. A sum takes it so (read
+  // first, innermost); an arg reduction's index counts row-major over (C, H, W), so it keeps the
+  // kernel's order.
+  FusedKernel row = k;
+  row.reduceBegin = 1;
+  row.reduceEnd = 4;
+  row.values[1].dimMap = {0, -1, -1, -1};
+  row.outputs[0].shape = {2, 1, 1, 1};
+  const FusedKernel summed = inMemoryOrder(row, graph);
+  EXPECT_EQ(summed.shape, (std::vector<int64_t>{2, 4, 5, 3}));
+  EXPECT_EQ(summed.reduceBegin, 1);
+  EXPECT_EQ(summed.reduceEnd, 4);
+  EXPECT_TRUE(summed.inputs[0].linear);
+  FusedKernel arg = row;
   arg.values[1].reduce = ReduceKind::ArgMax;
-  arg.values[1].dimMap = {0, -1, -1, 3};
-  arg.outputs[0].shape = {2, 1, 1, 5};
   EXPECT_EQ(inMemoryOrder(arg, graph), arg);
 }
 
@@ -191,6 +199,23 @@ TEST(MemoryFormat, AChannelsLastEpilogueStopsWhereTheForwardsLayoutBegins) {
   EXPECT_TRUE(isChannelsLast(*l.graph.tensor(convs[0]->conv.output)));
   ASSERT_FALSE(l.plan.kernels.back().library);
   EXPECT_EQ(l.plan.kernels.back().kernel.outputs[0].tensorId, l.graph.outputs[0]);
+}
+
+// A group norm over a channels-last activation reads each group's channels innermost: its
+// group sits between the spatial dims and its channels in NHWC, so only the reduced dims move.
+TEST(MemoryFormat, AGroupNormReadsItsChannelsInnermost) {
+  const LaidOutPlan l = laidOut("98_conv2d_bias_scale_sigmoid_group_norm", withLayout(eagerTf32(), LayoutMode::ChannelsLast));
+  int norms = 0;
+  for (const auto& k : l.plan.kernels) {
+    if (k.library || !k.kernel.reduces()) continue;
+    for (const auto& in : k.kernel.inputs)
+      if (l.graph.layout.channelsLast.count(in.tensorId)) {
+        ++norms;
+        EXPECT_EQ(in.strides.back(), 1) << k.id;
+        EXPECT_EQ(k.kernel.reduceEnd, static_cast<int>(k.kernel.shape.size())) << k.id;
+      }
+  }
+  EXPECT_GE(norms, 1);
 }
 
 // A stem of 3 input channels keeps NCHW (the direct kernel competes there) and says why; the
