@@ -73,6 +73,33 @@ class GraphCaptureTest(unittest.TestCase):
         self.assertEqual([u.op for u in g.uncovered], ["aten::_local_scalar_dense"])
         self.assertEqual(g.uncovered[0].source.line, 5)
 
+    def test_a_rebound_tensor_attribute_is_named_and_its_new_value_recorded(self) -> None:
+        # A recurrent cell's hidden state, a plain attribute rebound in forward: the next call reads
+        # it. A 0-dim attribute only read stays a constant Python can write out.
+        g = capture_graph(load_task(self.write("""
+            import torch
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.hidden = torch.zeros(2, 3)
+                    self.scale = torch.tensor(0.5)
+                def forward(self, x):
+                    self.hidden = torch.tanh(x + self.hidden) * self.scale
+                    return self.hidden.sum(1)
+            def get_inputs():
+                return [torch.ones(2, 3)]
+            """)), CPU)
+        tensors = {t.id: t for t in g.tensors}
+        hidden = next(t for t in g.tensors if t.name == "hidden")
+        self.assertEqual(hidden.role, "attribute")
+        scale = next(t for t in g.tensors if t.name == "scale")
+        self.assertEqual((scale.role, scale.py), ("constant", "torch.tensor(0.5, dtype=torch.float32)"))
+        self.assertEqual(len(g.state), 1)
+        self.assertEqual(g.state[0]["name"], "hidden")
+        rebound = tensors[g.state[0]["tensor"]]
+        self.assertEqual((rebound.role, g.nodes[rebound.producer].op), ("intermediate", "aten::mul.Tensor"))
+        self.assertEqual(g.uncovered, [])
+
     def test_storage_argument_is_described_not_printed(self) -> None:
         # An RNN's flat weight buffer reaches set_ as a storage of millions of elements; printing it
         # took minutes per capture.
