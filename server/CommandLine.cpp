@@ -1,6 +1,8 @@
 // The shared parts of the command line; see CommandLine.h.
 #include "server/CommandLine.h"
 
+#include "server/PythonDiscovery.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -162,7 +164,7 @@ const std::vector<std::string>& llmOptionNames() {
 void addSharedOptions(CLI::App& command, CommonOptions& common, unsigned which) {
   const std::string host = "Host options";
   if (which & kPython)
-    addText(command, "--python", common.config.python, "the interpreter that runs the harness (with PyTorch)", "PYTHON")
+    addText(command, "--python", common.config.python, kPythonRule, "PYTHON")
         ->group(host);
   if (which & kJobs) {
     addValue(command, "--jobs-dir", common.config.jobsDir,
@@ -209,11 +211,13 @@ void addSharedOptions(CLI::App& command, CommonOptions& common, unsigned which) 
         {"N", "attempts per call"},
         {"on|off", "stream answers (default on)"}};
     const auto& names = llmOptionNames();
+    // score asks a model only as its --judge; the other commands through --brain.
+    const std::string group = command.get_name() == "score" ? "LLM options (--judge)" : "LLM options (--brain openai|anthropic)";
     for (std::size_t i = 0; i < names.size(); ++i)
       command.add_option(names[i])
           ->description(kHelp[i].second)
           ->type_name(kHelp[i].first)
-          ->group("LLM options (--brain openai|anthropic)")
+          ->group(group)
           ->each([&config = common.config, name = names[i]](const std::string& text) {
             std::string error;
             if (!config.applyLlmOption(name, text, error) || !error.empty())

@@ -9,7 +9,9 @@
 #include "server/ProgramExport.h"
 #include "server/Uri.h"
 
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -110,6 +112,22 @@ void writeReport(const std::filesystem::path& dir, const agents::JobState& job, 
   for (const auto& l : job.recentLog) md << "- " << (l.phase.empty() ? "" : "[" + l.phase + "] ") << l.message << "\n";
 }
 
+// Why `dir` cannot take the report and the program, or nothing: it is created if missing and a probe
+// file written and removed there.
+std::optional<std::string> writableFolder(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return "cannot create it: " + ec.message();
+  if (!std::filesystem::is_directory(dir, ec)) return std::string("not a folder");
+  const auto probe = dir / (".stitchcuda-write-probe-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(probe, std::ios::binary);
+    if (!out) return std::string("cannot write there: ") + std::strerror(errno);
+  }
+  std::filesystem::remove(probe, ec);
+  return std::nullopt;
+}
+
 }  // namespace
 
 CLI::App* addOptimizeCommand(CLI::App& app, OptimizeArgs& a) {
@@ -145,6 +163,15 @@ CLI::App* addOptimizeCommand(CLI::App& app, OptimizeArgs& a) {
               "2 usage, 128 + N when signal N stopped the job (its report is still written)");
   cmd->callback([&a] {
     if (a.file.empty()) throw cli::UsageError("which file? stitchcuda optimize FILE [options]");
+    // The command line's mistakes, found before anything slow (finding a Python, the job): a file that is
+    // not there or not a file, an --out that cannot take the report.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(a.file, ec))
+      throw cli::UsageError("cannot read " + a.file + ": " +
+                            (std::filesystem::exists(a.file, ec) ? "not a regular file" : "no such file"));
+    if (::access(a.file.c_str(), R_OK) != 0) throw cli::UsageError("cannot read " + a.file + ": " + std::strerror(errno));
+    if (a.out)
+      if (auto problem = writableFolder(*a.out)) throw cli::UsageError("--out " + *a.out + ": " + *problem);
   });
   return cmd;
 }
@@ -154,8 +181,8 @@ int runHeadlessOptimize(const HostConfig& config, const Server::RunnerFactory& f
   auto path = std::filesystem::absolute(args.file, ec);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::cerr << "stitchcuda optimize: cannot read " << args.file << "\n";
-    return 1;
+    std::cerr << "stitchcuda optimize: cannot read " << args.file << ": " << std::strerror(errno) << "\n";
+    return 2;
   }
   std::ostringstream text;
   text << in.rdbuf();

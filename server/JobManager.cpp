@@ -1,6 +1,8 @@
 // Job lifecycle, events, waiters and reopening; see JobManager.h.
 #include "server/JobManager.h"
 
+#include "server/Uri.h"
+
 #include "server/Logger.h"
 
 #include <boost/asio/post.hpp>
@@ -88,7 +90,7 @@ std::string JobManager::start(StartRequest request) {
   job->running = true;
 
   agents::JobRequest jobRequest{id, request.uri, taskFile, dir, request.documentVersion,
-                                std::move(request.options)};
+                                std::move(request.options), uriToPath(request.uri).value_or("")};
   {
     std::lock_guard lock(mutex_);
     jobs_[id] = job;

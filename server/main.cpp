@@ -13,6 +13,7 @@
 #include "server/ScoreCommand.h"
 #include "server/HostShutdown.h"
 #include "server/Logger.h"
+#include "server/PythonDiscovery.h"
 #include "server/Server.h"
 #include "server/StdioTransport.h"
 #include "server/WorkerProcess.h"
@@ -214,6 +215,18 @@ int main(int argc, char** argv) {
   // A command that holds a StopOnSignal (serve, optimize, verify, bench) stops itself at the first signal;
   // the others stop their children and exit at once.
   server::watchTerminationSignals(std::chrono::seconds(10));
+
+  // A terminal command without --python takes the rule's interpreter (PythonDiscovery.h); `serve`
+  // takes what the editor starts it with (its stitchcuda.pythonPath, else the Python extension's choice).
+  for (CLI::App* command : {optimizeCommand, verifyCommand, scoreCommand, benchCommand, rewardCommand})
+    if (command->parsed() && command->get_option("--python")->count() == 0) {
+      auto python = server::findTorchPython();
+      if (!python) {
+        std::cerr << "stitchcuda " << command->get_name() << ": " << python.error().message << "\n";
+        return 2;
+      }
+      common.config.python = python.value();
+    }
 
   if (serveCommand->parsed()) return serve(common, input);
   if (optimizeCommand->parsed()) return server::runHeadlessOptimize(common.config, runnerFactory(), optimize);

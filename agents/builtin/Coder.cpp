@@ -8,6 +8,7 @@
 #include "agents/builtin/LibraryEmitter.h"
 #include "agents/builtin/RuntimeRows.h"
 #include "agents/builtin/TorchCall.h"
+#include "agents/program/ProgramImport.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -659,7 +660,7 @@ std::string forwardReplacement(const Graph& graph, const Plan& plan, const Forwa
      << ", built with nvcc on first use" << (plan.rows ? ", for any batch size" : "") << "\n"
      << in << "program = getattr(self, \"_stitch_program\", None)\n"
      << in << "if program is None:\n"
-     << in << "    from " << program.folder << " import load_program\n"
+     << program::importLoader(program, in + "    ")
      << in << "    program = self._stitch_program = load_program(\"" << program.cuda << "\", {" << inputs << "}" << batch << ")\n"
      << in << "def compiled(" << params << "):\n"
      << forwardBody(graph, l.value(), forward, "program", in + "    ");

@@ -795,8 +795,10 @@ private:
     const int64_t R = k_.reduced(), floats = 4 * (((R + 3) / 4 + stride - 1) / stride);
     if (cache.empty() || floats * static_cast<int64_t>(cache.size()) > cacheFloats(variant_.block)) return;
     cached_ = cache;
+    // At least one slot: a row shorter than one 16-byte chunk has no chunks at VEC 4 (its elements are
+    // the scalar head and tail), and a zero-sized array does not compile.
     o << ind << "constexpr int kCached = (int)((" << i64(R) << " / VEC + " << i64(stride - 1) << ") / " << i64(stride)
-      << ");\n";
+      << ") > 0 ? (int)((" << i64(R) << " / VEC + " << i64(stride - 1) << ") / " << i64(stride) << ") : 1;\n";
     for (int i : cache) o << ind << "float C" << i << "[kCached][VEC];\n";
     o << ind << "#pragma unroll\n"
       << ind << "for (int k = 0; k < kCached; ++k) {\n"

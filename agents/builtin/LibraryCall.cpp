@@ -583,7 +583,8 @@ std::string LibraryCall::describe() const {
                            std::to_string(deconvTile) + " output channels per thread"
                      : "";
     const std::string dnn = conv.tf32 ? "cuDNN's fastest (default or tensor-op math)" : "cuDNN's fastest";
-    s += precisionText() + ", algorithm measured";
+    // The program times the algorithms itself, on the GPU it runs on, at its first call with a shape.
+    s += precisionText() + ", algorithm timed at the program's first run";
     if (!alternative.empty()) return s + " (" + dnn + " or " + alternative + ")";
     return conv.tf32 ? s + " (" + dnn + ")" : s;
   }
@@ -598,7 +599,7 @@ std::string LibraryCall::describe() const {
     for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];
     s += " epilogue";
   }
-  return s + precisionText() + ", algorithm measured among every cuBLASLt configuration";
+  return s + precisionText() + ", algorithm timed among every cuBLASLt configuration at the program's first run";
 }
 
 std::string LibraryCall::precisionText() const {

@@ -46,6 +46,7 @@ public:
 
   protocol::JobFinishedParams go(const BaselineFacts& facts) {
     cuda_ = facts.cuda;
+    gpu_ = facts.gpu.empty() ? "the GPU" : facts.gpu;
     const int iterations = request_.options.budget.iterations.value_or(limits_.iterations);
     const double wall = request_.options.budget.wallSeconds.value_or(limits_.wallSeconds);
     if (!planPhase(facts, false)) return finish(noPlanReason_);
@@ -126,7 +127,9 @@ private:
     return p.generatable;
   }
 
+  // `verdict`: what the kept forward's comment says of the program (see programEdit).
   protocol::CandidateParams candidateEvent(const std::string& id, const Draft& d, const std::string& library,
+                                           const std::string& verdict = "",
                                            std::optional<double> speedupEager = std::nullopt) {
     protocol::CandidateParams c;
     c.jobId = request_.jobId;
@@ -136,13 +139,16 @@ private:
     c.candidate.title = d.title;
     c.candidate.range = brain_.editRange();
     c.candidate.documentVersion = request_.documentVersion;
-    if (!library.empty()) programEdit(d, c.candidate, speedupEager);
+    if (!library.empty()) programEdit(d, c.candidate, verdict, speedupEager);
     return c;
   }
 
   // A built candidate's edit and the program it imports: the .cu and the loader, written into the
   // candidate's folder (program/) and copied beside the model when the candidate is accepted.
-  void programEdit(const Draft& d, protocol::Candidate& c, std::optional<double> speedupEager) {
+  // The brain's "# StitchCUDA:" comment on what the program is gets `verdict` on the line below, so
+  // that the kept model says whether its program was verified, where, and how fast it measured.
+  void programEdit(const Draft& d, protocol::Candidate& c, const std::string& verdict,
+                   std::optional<double> speedupEager) {
     const auto names = program::programNames(request_.options.kernelsFolder, request_.uri);
     std::ifstream in(d.dir / "candidate.cu", std::ios::binary);
     std::ostringstream cuda;
@@ -154,6 +160,12 @@ private:
       return;
     }
     c.newText = brain_.editText(names, speedupEager);
+    if (const auto mark = c.newText.find("# StitchCUDA:"); mark != std::string::npos && !verdict.empty()) {
+      const auto lineStart = c.newText.rfind('\n', mark) == std::string::npos ? 0 : c.newText.rfind('\n', mark) + 1;
+      const auto lineEnd = c.newText.find('\n', mark);
+      if (lineEnd != std::string::npos)
+        c.newText.insert(lineEnd + 1, c.newText.substr(lineStart, mark - lineStart) + "# " + verdict + "\n");
+    }
     for (const auto& f : files) c.files.push_back({f.path, (d.dir / "program" / f.path).string()});
   }
 
@@ -171,7 +183,7 @@ private:
       const json b = reply.result->value("builds", json::array()).empty() ? json::object() : (*reply.result)["builds"][0];
       fb.built = b.value("ok", false);
       if (fb.built) {
-        event = candidateEvent(id, d, b.value("library", ""));
+        event = candidateEvent(id, d, b.value("library", ""), "compiled only: not verified or timed (no GPU here)");
         log("VERIFY", id + " compiled for sm_90 in " + fixed(b.value("seconds", 0.0), 1) +
                           " s; correctness and timing need a GPU, so it stays unverified");
       } else {
@@ -180,7 +192,12 @@ private:
         std::string first;
         for (const json& diag : b.value("diagnostics", json::array()))
           if (diag.value("severity", "") == "error") {
-            first = diag.value("file", "") + ":" + std::to_string(diag.value("line", 0)) + ": " + diag.value("message", "");
+            // nvcc's own failures (no host compiler on PATH, a bad flag) name no file or line: null there.
+            const json file = diag.value("file", json()), line = diag.value("line", json());
+            const json message = diag.value("message", json());
+            first = (file.is_string() ? file.get<std::string>() : std::string("nvcc")) +
+                    (line.is_number_integer() ? ":" + std::to_string(line.get<int>()) : std::string()) + ": " +
+                    (message.is_string() ? message.get<std::string>() : std::string());
             break;
           }
         log("VERIFY", id + " failed to compile: " + first, "error");
@@ -244,14 +261,20 @@ private:
     const json build = v.value("build", json::object());
     const json timing = v.value("timing", json::object());
     const std::optional<double> speedupEager = number(timing, "speedup_vs_eager");
-    event = candidateEvent(id, d, build.value("library", ""), speedupEager);
     fb.built = build.value("ok", true);
     fb.passed = v.value("passed", false);
     fb.failedChecks = v.value("failed_checks", std::vector<std::string>{});
+    const auto speedupCompile = number(timing, "speedup_vs_compile");
+    std::string verdict = fb.passed ? "verified on " + gpu_ : "failed verification on " + gpu_;
+    if (!fb.passed && !fb.failedChecks.empty()) verdict += " (" + fb.failedChecks.front() + ")";
+    if (fb.passed && speedupEager)
+      verdict += ": " + fixed(*speedupEager, 2) + "x eager" +
+                 (speedupCompile ? ", " + fixed(*speedupCompile, 2) + "x torch.compile" : std::string());
+    event = candidateEvent(id, d, build.value("library", ""), verdict, speedupEager);
     event.candidate.failedChecks = fb.failedChecks;
     event.candidate.status = fb.passed ? "verified" : "failed";
     event.candidate.speedupEager = speedupEager;
-    event.candidate.speedupCompile = number(timing, "speedup_vs_compile");
+    event.candidate.speedupCompile = speedupCompile;
     if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");
     fb.speedupEager = event.candidate.speedupEager;
     context_.emit(event);
@@ -477,6 +500,7 @@ private:
   VerifyActivity& activity_;  // written by the worker's events during each call
   Clock::time_point start_;
   bool cuda_ = false;
+  std::string gpu_;  // the device the candidates are verified on, as the harness names it
   bool replanned_ = false;
   bool improvedBest_ = false;  // the last verified candidate beat the best by more than noise
   bool builtAny_ = false;

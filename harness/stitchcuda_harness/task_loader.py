@@ -151,7 +151,7 @@ def load_task(path: str, params: Optional[dict[str, Any]] = None) -> Task:
     def need(name: str) -> Any:
         value = getattr(module, name, None)
         if value is None:
-            hint = " (name it with '# stitchcuda: model=... inputs=...' or the modelClass/inputsFn params)"
+            hint = " (name yours with a '# stitchcuda: model=MyModel inputs=make_inputs' comment in the file)"
             raise HarnessError("task_missing_name", f"{os.path.basename(path)} defines no '{name}'{hint}",
                                path, names.directive_line or 1)
         return value

@@ -52,6 +52,15 @@ class OptimizeCliTest(unittest.TestCase):
         with open(os.path.join(out, "elementwise_chain.py")) as f:
             self.assertIn("from fast_ops import load_program", f.read())
 
+    def test_rows_shorter_than_a_vector_chunk_compile(self) -> None:
+        # A row of 2 floats held in registers has no 16-byte chunk at VEC 4: its cache keeps one slot
+        # (a zero-sized array does not compile; seen on a vision transformer's 2-wide rows).
+        out = tempfile.mkdtemp(prefix="stitch-cli-")
+        done = optimize("tests/fixtures/tasks/short_rows.py", f"--python={sys.executable}", "--log-level=warning",
+                        f"--out={out}", "--iterations=1")
+        self.assertEqual(done.returncode, 4, done.stdout + done.stderr)
+        self.assertIn("compiled for sm_90", done.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
