@@ -138,11 +138,19 @@ public:
   BenchRun(fs::path out, BenchEnvironment env, json runs, std::vector<TaskResult> done)
       : out_(std::move(out)), env_(std::move(env)), runs_(std::move(runs)), results_(std::move(done)) {}
 
+  // With --slurm the environment is the nodes': the first element's, unless the table had one. False
+  // when `env` differs from it (another GPU or PyTorch).
+  bool adoptEnvironment(const BenchEnvironment& env) {
+    std::lock_guard lock(mutex_);
+    if (!env_.gpu && !env_.torch && !env_.python) env_ = env;
+    return env_.comparableWith(env);
+  }
+
   // Records a result, rewrites both files and prints its row: the one place that writes output.
-  void add(TaskResult result, const std::string& gpu, bool severalGpus) {
+  void add(TaskResult result, const std::string& where, bool severalGpus) {
     std::lock_guard lock(mutex_);
     std::cout << bench::taskRow(result);
-    if (severalGpus) std::cout << "  (GPU " << gpu << ", " << protocol::fixed(result.seconds, 1) << " s)\n";
+    if (severalGpus) std::cout << "  (" << where << ", " << protocol::fixed(result.seconds, 1) << " s)\n";
     std::cout << std::flush;
     results_.push_back(std::move(result));
     saveLocked();
@@ -221,13 +229,65 @@ private:
   }
 
   const fs::path out_;
-  const BenchEnvironment env_;
+  BenchEnvironment env_;
   const json runs_;
   mutable std::mutex mutex_;
   std::vector<TaskResult> results_;
   std::vector<std::string> notRun_;
   bool writeFailed_ = false;
 };
+
+// One task of a Slurm array, on its node: its row, with the environment the harness found there.
+int runBenchElement(const HostConfig& config, const SlurmOptions& slurm, const Plan& plan,
+                    const std::vector<BenchTask>& tasks) {
+  std::vector<std::string> keys;
+  for (const auto& t : tasks) keys.push_back(t.key);
+  std::atomic<bool> stopping{false};  // scancel and the time limit send SIGTERM first
+  StopOnSignal stopOnSignal([&stopping](int) { stopping = true; });
+  return runSlurmElement(slurm, keys, [&](std::size_t i) -> std::optional<json> {
+    std::string error;
+    const auto slots = gpuSlots(1, error);
+    auto env = probeEnvironment(config);
+    auto result = runTask(plan, tasks[i], slots ? slots->front() : "0", stopping);
+    if (!result) return std::nullopt;
+    json j = *result;
+    if (env) j["environment"] = env.value();
+    else j["environmentError"] = env.error();
+    return j;
+  });
+}
+
+// The pending tasks as one job array; each result merged into `run` as it arrives (SlurmArray.h).
+int submitToSlurm(const SlurmOptions& slurm, const Plan& plan, const std::vector<BenchTask>& tasks,
+                  const std::vector<BenchTask>& pending, bool resume, BenchRun& run, const std::atomic<bool>& stopping) {
+  SlurmArrayRun array{plan.out / "slurm", {}, {}, true, resume};
+  for (const auto& t : tasks) {
+    array.keys.push_back(t.key);
+    array.wanted.push_back(std::any_of(pending.begin(), pending.end(), [&](const BenchTask& p) { return p.key == t.key; }));
+  }
+  return runSlurmArray(
+      slurm, array,
+      [&](const json& element) {
+        TaskResult result = element["result"].get<TaskResult>();
+        result.slurm = element["slurm"];
+        if (element["result"].contains("environment")) {
+          const auto env = element["result"]["environment"].get<BenchEnvironment>();
+          if (!run.adoptEnvironment(env))
+            result.log.push_back("measured on " + env.describe() + ", unlike the table's other tasks");
+        }
+        const std::string where = result.slurm.value("node", "?") + " GPU " + result.slurm.value("gpu", "?");
+        run.add(std::move(result), where, true);
+      },
+      [&](std::size_t i, const std::string& why) {
+        TaskResult result;
+        result.task = tasks[i].key;
+        result.level = tasks[i].level;
+        result.error = true;
+        result.errorReason = why;
+        run.add(std::move(result), "", false);
+      },
+      &stopping);
+}
 
 }  // namespace
 
@@ -338,11 +398,14 @@ CLI::App* addBenchCommand(CLI::App& app, BenchArgs& a) {
       [](const std::string&, const std::string& text) { return std::optional<fs::path>(text); },
       "record this run's outcome as that file", "FILE")
       ->group(coverageRun);
+  addSlurmOptions(*cmd, a.slurm);
   cmd->footer("A suite is a KernelBench-style folder (levelN folders). A row per task as results arrive, KernelBench's "
               "summary per level,\nand RESULTS/results.json and .md, written after every task. --no-gpu: how much of "
               "the suite the built-in optimizer\ncovers (captured, planned, generated and compiled for sm_90 on the "
               "CPU; GPU time estimated by a roofline).\n"
               "Host and LLM options reach each optimize run (--python, --ncu-runs, default 0 here, the LLM's).\n"
+              "--slurm: the tasks as one Slurm job array, an element (one GPU) per task, merged into the same files "
+              "(protocol/SLURM.md).\n"
               "exit: 0 every task ran, whatever the verdicts; 1 error, tasks left unrun by --deadline, or (--no-gpu) "
               "a regression against --expect; 2 usage; 128 + N when signal N stopped it");
   cmd->callback([cmd, &a] {
@@ -354,8 +417,13 @@ CLI::App* addBenchCommand(CLI::App& app, BenchArgs& a) {
     for (const auto* names : {&cli::jobOptionNames(), &cli::llmOptionNames()})
       gpuOnly.insert(gpuOnly.end(), names->begin(), names->end());
     const std::vector<std::string> coverageOnly = {"--every", "--slice", "--jobs", "--expect", "--write-expect"};
+    for (const auto& name : slurmOptionNames())
+      if (given(name) && !a.slurm.enabled) throw cli::UsageError(name + " is for a Slurm run: it needs --slurm");
+    if (a.slurm.enabled)
+      for (const std::string name : {"--gpus", "--deadline"})
+        if (given(name)) throw cli::UsageError(name + " is for one machine, not with --slurm (each element gets one GPU)");
     for (const auto& name : a.noGpu ? gpuOnly : coverageOnly)
-      if (given(name))
+      if (given(name) && !(name == "--resume" && a.slurm.enabled))
         throw cli::UsageError(a.noGpu ? name + " is for the GPU run, not with --no-gpu"
                                       : name + " is for the coverage run: it needs --no-gpu");
     if (a.dir.empty()) throw cli::UsageError("which suite? name a folder of tasks (or one task file)");
@@ -365,6 +433,8 @@ CLI::App* addBenchCommand(CLI::App& app, BenchArgs& a) {
       a.coverage.dir = a.dir;
       if (a.out) a.coverage.out = *a.out;
       if (a.timeoutSeconds) a.coverage.timeoutSeconds = *a.timeoutSeconds;
+      a.coverage.slurm = a.slurm;
+      a.coverage.resume = a.resume;
     }
     a.jobsDirGiven = given("--jobs-dir");
     a.forward = cli::givenValues(*cmd, cli::jobOptionNames());
@@ -416,8 +486,12 @@ int runBench(const HostConfig& config, const BenchArgs& args) {
     return 1;
   }
 
+  if (args.slurm.element) return runBenchElement(config, args.slurm, plan, tasks.value());
+
   process::adoptOrphans();
-  auto env = probeEnvironment(config);
+  // With --slurm the harness runs on the nodes: their environment comes with each element's result.
+  auto env = args.slurm.enabled ? protocol::Result<BenchEnvironment, std::string>(BenchEnvironment{})
+                                : probeEnvironment(config);
   if (!env) {
     std::cerr << "stitchcuda bench: the harness did not answer (" << config.python << ", " << config.harnessDir.string()
               << "): " << env.error() << "\n";
@@ -439,6 +513,7 @@ int runBench(const HostConfig& config, const BenchArgs& args) {
                 << "; run without --resume to start over\n";
       return 1;
     }
+    if (args.slurm.enabled) env = previous;
     if (!previous.comparableWith(env.value())) {
       std::cerr << "stitchcuda bench: refusing to resume: " << resultsFile.string() << " holds results measured on "
                 << previous.describe() << ", and this machine has " << env.value().describe()
@@ -454,7 +529,7 @@ int runBench(const HostConfig& config, const BenchArgs& args) {
     if (std::none_of(done.begin(), done.end(), [&](const TaskResult& r) { return r.task == t.key; }))
       pending.push_back(t);
   std::cout << "bench: " << tasks.value().size() << " task(s) under " << args.dir.string() << " on "
-            << env.value().describe() << "\n";
+            << (args.slurm.enabled ? "a Slurm job array" : env.value().describe()) << "\n";
   if (args.resume)
     std::cout << "resuming: " << tasks.value().size() - pending.size() << " task(s) already in "
               << resultsFile.string() << ", " << pending.size() << " to run\n";
@@ -468,8 +543,10 @@ int runBench(const HostConfig& config, const BenchArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   std::mutex queueMutex;
   std::size_t next = 0;
+  if (args.slurm.enabled && submitToSlurm(args.slurm, plan, tasks.value(), pending, args.resume, run, stopping) != 0)
+    return 1;
   std::vector<std::thread> workers;
-  for (const std::string& gpu : *slots)
+  for (const std::string& gpu : args.slurm.enabled ? std::vector<std::string>{} : *slots)
     workers.emplace_back([&, gpu] {
       while (true) {
         BenchTask task;
@@ -483,7 +560,7 @@ int runBench(const HostConfig& config, const BenchArgs& args) {
           run.notRun(task);
           continue;
         }
-        if (auto result = runTask(plan, task, gpu, stopping)) run.add(std::move(*result), gpu, slots->size() > 1);
+        if (auto result = runTask(plan, task, gpu, stopping)) run.add(std::move(*result), "GPU " + gpu, slots->size() > 1);
         else run.notRun(task);
       }
     });

@@ -10,6 +10,7 @@
 #include "server/CommandLine.h"
 #include "server/Config.h"
 #include "server/CoverageBench.h"
+#include "server/SlurmArray.h"
 
 #include <filesystem>
 #include <optional>
@@ -32,6 +33,7 @@ struct BenchArgs {
   bool jobsDirGiven = false;             // --jobs-dir: job folders there instead of RESULTS/jobs
   std::vector<std::string> forward;      // the job's and the LLM's options as given, for each optimize
   std::vector<std::string> argv;         // the whole command line, recorded with the results
+  SlurmOptions slurm;                    // --slurm: the tasks as one job array (SlurmArray.h)
 };
 
 // Adds the `bench` command and its own options (both runs') to `app`, filling `args` as it parses.

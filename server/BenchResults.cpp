@@ -207,6 +207,7 @@ void to_json(json& j, const TaskResult& r) {
            {"firstFailedCheck", r.firstFailedCheck.empty() ? json(nullptr) : json(r.firstFailedCheck)},
            {"candidates", candidates},
            {"log", r.log}};
+  if (!r.slurm.is_null()) j["slurm"] = r.slurm;
 }
 
 void from_json(const json& j, TaskResult& r) {
@@ -230,6 +231,7 @@ void from_json(const json& j, TaskResult& r) {
   r.candidatesTried = optional<int>(j, "candidatesTried").value_or(0);
   r.firstFailedCheck = optional<std::string>(j, "firstFailedCheck").value_or("");
   r.log = optional<std::vector<std::string>>(j, "log").value_or(std::vector<std::string>{});
+  r.slurm = j.value("slurm", json());
   r.candidates.clear();
   for (const json& c : optional<json>(j, "candidates").value_or(json::array())) {
     CandidateRow row;

@@ -68,6 +68,7 @@ struct TaskResult {
   std::string firstFailedCheck;  // of the first candidate that failed, "" when none did
   std::vector<CandidateRow> candidates;
   std::vector<std::string> log;  // warnings, errors and the job's conclusions, shortened
+  json slurm;                    // with --slurm: the node, GPU and job that ran it (SlurmArray.h)
 
   bool verified() const { return best.has_value(); }
 };

@@ -222,6 +222,7 @@ struct Row {
   std::optional<double> planTimeShare;  // the plan's own estimate (bytes moved, without a profile)
   std::string planTimeBasis;
   json batch;  // the capture's batch probe (HARNESS.md): whether another batch size can run in chunks
+  json slurm;  // with --slurm: the node and job that ran it (SlurmArray.h)
 };
 
 json toJson(const Row& r) {
@@ -247,7 +248,42 @@ json toJson(const Row& r) {
   }
   if (r.planTimeShare) j["planCoverage"] = {{"timeShare", *r.planTimeShare}, {"timeBasis", r.planTimeBasis}};
   if (!r.batch.is_null()) j["batch"] = r.batch;
+  if (!r.slurm.is_null()) j["slurm"] = r.slurm;
   return j;
+}
+
+// A row back from its JSON: a Slurm element's result, merged by the submitter.
+Row rowFromJson(const json& j) {
+  Row r;
+  r.task = j.value("task", "");
+  r.level = j.value("level", 0);
+  r.file = j.value("file", "");
+  r.stage = j.value("stage", "");
+  r.compiled = j.value("compiled", false);
+  r.fullyCovered = j.value("fullyCovered", false);
+  r.reason = j.value("reason", "");
+  r.uncovered = j.value("uncovered", std::vector<std::string>{});
+  r.sizes = j.value("sizes", json::object());
+  r.title = j.value("title", "");
+  r.planSteps = j.value("planSteps", 0);
+  r.seconds = j.value("seconds", 0.0);
+  r.buildSeconds = j.value("buildSeconds", 0.0);
+  r.candidateDir = j.value("candidateDir", "");
+  if (j.contains("operators")) {
+    coverage::Coverage c;
+    c.operators = j["operators"].value("total", 0);
+    c.covered = j["operators"].value("covered", 0);
+    c.totalUs = j["gpuTimeEstimateUs"].value("total", 0.0);
+    c.coveredUs = j["gpuTimeEstimateUs"].value("covered", 0.0);
+    r.cover = c;
+  }
+  if (j.contains("planCoverage")) {
+    r.planTimeShare = j["planCoverage"].value("timeShare", 0.0);
+    r.planTimeBasis = j["planCoverage"].value("timeBasis", "");
+  }
+  r.batch = j.value("batch", json());
+  r.slurm = j.value("slurm", json());
+  return r;
 }
 
 std::string describeError(const agents::WorkerError& e) {
@@ -769,6 +805,21 @@ int runCoverageBench(const HostConfig& config, const CoverageArgs& args) {
     ::setenv("OMP_NUM_THREADS", std::to_string(std::max(1u, cores / static_cast<unsigned>(jobs))).c_str(), 1);
 
   WorkerSettings settings{config.python, config.harnessDir, {}, std::nullopt, config.loadTimeoutSeconds};
+  RunPlan plan;
+  plan.out = out;
+  plan.cacheDir = out / ".cache";
+  plan.deadline = std::chrono::milliseconds(static_cast<long long>(args.timeoutSeconds * 1000));
+  std::vector<std::string> keys;
+  for (const auto& t : tasks) keys.push_back(t.key);
+  if (args.slurm.element)  // one task of a Slurm array, on its node
+    return runSlurmElement(args.slurm, keys, [&](std::size_t i) -> std::optional<json> {
+      WorkerProcess worker(settings, nullptr);
+      const Row row = runTask(worker, plan, tasks[i]);
+      json j = toJson(row);
+      if (row.cover)  // unrounded, so that the merged table is the local run's to the digit
+        j["gpuTimeEstimateUs"] = {{"total", row.cover->totalUs}, {"covered", row.cover->coveredUs}};
+      return j;
+    });
   agents::CancelSource never;
   json hello;
   {
@@ -798,27 +849,42 @@ int runCoverageBench(const HostConfig& config, const CoverageArgs& args) {
                 {"cudaAvailable", hello.value("cudaAvailable", false)},
                 {"nvcc", nvccVersion()},
                 {"arch", "sm_90"},
-                {"jobs", jobs}}},
+                {"jobs", args.slurm.enabled ? json("slurm") : json(jobs)}}},
               {"method", kMethod},
               {"ceilings",
                {{"bytesPerSecond", coverage::Ceilings{}.bytesPerUs * 1e6},
                 {"fp32FlopsPerSecond", coverage::Ceilings{}.fp32FlopsPerUs * 1e6},
                 {"tf32FlopsPerSecond", coverage::Ceilings{}.tf32FlopsPerUs * 1e6},
                 {"floorSecondsPerOperator", coverage::Ceilings{}.floorUs * 1e-6}}}};
-  std::cout << "bench --no-gpu: " << selection << "; PyTorch " << hello.value("torch", "?") << " on the CPU, " << jobs
-            << " at a time\n\n"
+  std::cout << "bench --no-gpu: " << selection << "; PyTorch " << hello.value("torch", "?") << " on the CPU, "
+            << (args.slurm.enabled ? "as a Slurm job array" : std::to_string(jobs) + " at a time") << "\n\n"
             << tableHeader() << std::flush;
 
-  RunPlan plan;
-  plan.out = out;
-  plan.cacheDir = out / ".cache";
-  plan.deadline = std::chrono::milliseconds(static_cast<long long>(args.timeoutSeconds * 1000));
   CoverageRun run(out, header);
+  if (args.slurm.enabled) {
+    SlurmArrayRun array{out / "slurm", keys, {}, false, args.resume};
+    const int status = runSlurmArray(
+        args.slurm, array, [&](const json& element) {
+          Row row = rowFromJson(element["result"]);
+          row.slurm = element["slurm"];
+          run.add(std::move(row));
+        },
+        [&](std::size_t i, const std::string& why) {
+          Row row;
+          row.task = tasks[i].key;
+          row.level = tasks[i].level;
+          row.file = tasks[i].file.string();
+          row.stage = "slurm";
+          row.reason = why;
+          run.add(std::move(row));
+        });
+    if (status != 0) return status;
+  }
   process::adoptOrphans();
   std::mutex queueMutex;
   std::size_t next = 0;
   std::vector<std::thread> threads;
-  for (int j = 0; j < jobs; ++j)
+  for (int j = 0; j < (args.slurm.enabled ? 0 : jobs); ++j)
     threads.emplace_back([&] {
       WorkerProcess worker(settings, nullptr);
       while (true) {

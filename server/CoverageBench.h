@@ -16,6 +16,7 @@
 
 #include "protocol/JsonRpc.h"
 #include "server/Config.h"
+#include "server/SlurmArray.h"
 
 #include <filesystem>
 #include <optional>
@@ -36,6 +37,8 @@ struct CoverageArgs {
   std::optional<std::filesystem::path> expect;
   std::optional<std::filesystem::path> writeExpect;
   std::vector<std::string> argv;  // the whole command line, recorded with the results
+  SlurmOptions slurm;             // --slurm: the tasks as a job array (SlurmArray.h)
+  bool resume = false;            // with --slurm: carry on from RESULTS/slurm's plan and element files
 };
 
 int runCoverageBench(const HostConfig& config, const CoverageArgs& args);

@@ -127,6 +127,12 @@ int scoreOne(const HostConfig& config, const ScoreArgs& args) {
 // resumed run over an edited batch file never takes one row's score for another's.
 std::string rowKey(std::size_t row, const std::string& candidate) { return std::to_string(row) + "\t" + candidate; }
 
+// The paths a row asks to score, as its output line repeats them.
+json requestedOf(const json& row) {
+  return json{{"reference", row.is_object() ? row.value("reference", "") : ""},
+              {"candidate", row.is_object() ? row.value("candidate", "") : ""}};
+}
+
 // One row per candidate with a kept verdict (verdict.json) in each job folder under `dir` (a bench
 // run's --jobs-dir), in name order so that a resumed run numbers them the same.
 std::vector<std::string> jobRows(const std::filesystem::path& dir) {
@@ -172,6 +178,32 @@ int scoreBatch(const HostConfig& config, const ScoreArgs& args) {
     for (std::string line; std::getline(in, line);) rows.push_back(line);
   }
 
+  // A row's output line: its score, or the error that kept it from one.
+  auto scoreRow = [&](agents::Worker& worker, std::size_t i) {
+    json row = json::parse(rows[i], nullptr, false);
+    json line{{"row", i}};
+    if (row.is_object() && row.contains("id")) line["id"] = row["id"];
+    line["requested"] = requestedOf(row);
+    try {
+      if (row.is_discarded()) throw std::invalid_argument("line is not JSON");
+      if (args.request.contains("weights") && !row.contains("weights")) row["weights"] = args.request["weights"];
+      auto r = scoreWithJudge(worker, config, args, scoreInputsFrom(row));
+      if (r.ok()) line.update(r.value());
+      else line["error"] = {{"code", r.error().code}, {"message", r.error().message}};
+    } catch (const std::exception& e) {
+      line["error"] = {{"code", "invalid_row"}, {"message", e.what()}};
+    }
+    return line;
+  };
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    keys.push_back(rowKey(i, requestedOf(json::parse(rows[i], nullptr, false))["candidate"]));
+  if (args.slurm.element)  // one row of a Slurm array, on its node
+    return runSlurmElement(args.slurm, keys, [&](std::size_t i) -> std::optional<json> {
+      auto worker = makeWorker(config, std::nullopt);
+      return scoreRow(worker, i);
+    });
+
   // Resume: keep the rows already scored (an error is tried again), rewritten atomically so a line
   // cut short by a stopped run is dropped.
   std::set<std::string> done;
@@ -195,37 +227,39 @@ int scoreBatch(const HostConfig& config, const ScoreArgs& args) {
     std::lock_guard lock(outMutex);
     out << line.dump() << "\n" << std::flush;
   };
+  auto record = [&](json line) {
+    ++(line.contains("error") ? failed : scored);
+    emit(std::move(line));
+  };
+  auto blank = [&](std::size_t i) { return rows[i].find_first_not_of(" \t\r") == std::string::npos; };
   auto work = [&](std::optional<int> gpu) {
     auto worker = makeWorker(config, gpu);
-    for (std::size_t i; (i = next++) < rows.size();) {
-      if (rows[i].find_first_not_of(" \t\r") == std::string::npos) continue;
-      json row = json::parse(rows[i], nullptr, false);
-      json line{{"row", i}};
-      if (row.is_object() && row.contains("id")) line["id"] = row["id"];
-      json requested{{"reference", row.is_object() ? row.value("reference", "") : ""},
-                     {"candidate", row.is_object() ? row.value("candidate", "") : ""}};
-      if (done.count(rowKey(i, requested["candidate"]))) continue;
-      line["requested"] = requested;
-      try {
-        if (row.is_discarded()) throw std::invalid_argument("line is not JSON");
-        if (args.request.contains("weights") && !row.contains("weights")) row["weights"] = args.request["weights"];
-        auto r = scoreWithJudge(worker, config, args, scoreInputsFrom(row));
-        if (r.ok()) {
-          line.update(r.value());
-          ++scored;
-        } else {
-          line["error"] = {{"code", r.error().code}, {"message", r.error().message}};
-          ++failed;
-        }
-      } catch (const std::exception& e) {
-        line["error"] = {{"code", "invalid_row"}, {"message", e.what()}};
-        ++failed;
-      }
-      emit(std::move(line));
-    }
+    for (std::size_t i; (i = next++) < rows.size();)
+      if (!blank(i) && !done.count(keys[i])) record(scoreRow(worker, i));
   };
+  if (args.slurm.enabled) {
+    // Each row's line once: a row already in the output (an earlier submitter merged it) is not added again.
+    SlurmArrayRun array{args.out + ".slurm", keys, {}, true, true, true};
+    for (std::size_t i = 0; i < rows.size(); ++i) array.wanted.push_back(!blank(i) && !done.count(keys[i]));
+    const int status = runSlurmArray(
+        args.slurm, array,
+        [&](const json& element) {
+          const std::size_t i = element.value("index", std::size_t{0});
+          if (i >= keys.size() || !done.insert(keys[i]).second) return;
+          json line = element["result"];
+          line["slurm"] = element["slurm"];
+          record(std::move(line));
+        },
+        [&](std::size_t i, const std::string& why) {
+          record(json{{"row", i},
+                      {"requested", requestedOf(json::parse(rows[i], nullptr, false))},
+                      {"error", {{"code", "slurm_lost"}, {"message", why}}}});
+        });
+    if (status != 0) return 2;
+  }
   std::vector<std::thread> threads;
-  for (int g = 0; g < args.gpus; ++g) threads.emplace_back(work, args.gpus > 1 ? std::optional<int>(g) : std::nullopt);
+  for (int g = 0; g < (args.slurm.enabled ? 0 : args.gpus); ++g)
+    threads.emplace_back(work, args.gpus > 1 ? std::optional<int>(g) : std::nullopt);
   for (auto& t : threads) t.join();
   std::cerr << "stitchcuda score: " << scored << " scored, " << done.size() << " already in " << args.out << ", "
             << failed << " failed\n";
@@ -281,6 +315,7 @@ CLI::App* addScoreCommand(CLI::App& app, ScoreArgs& a) {
       ->group("Many candidates");
   cli::addValue(*cmd, "--gpus", a.gpus, cli::positiveWholeNumber, "one worker per GPU (default 1)", "N")
       ->group("Many candidates");
+  addSlurmOptions(*cmd, a.slurm);
   cli::addList(*cmd, "--weight", a.weights,
                [](const std::string& name, const std::string& text) {
                  const auto eq = text.find('=');
@@ -306,8 +341,9 @@ CLI::App* addScoreCommand(CLI::App& app, ScoreArgs& a) {
       "               [--profile NCU.csv] [--json] ...\n"
       "many:          stitchcuda score --batch ROWS.jsonl --out SCORES.jsonl [--gpus N] [--table FILE.md]\n"
       "               stitchcuda score --jobs JOBS_DIR --out SCORES.jsonl ...\n"
+      "past one machine: ... --slurm [--partition P] [--time T]: one Slurm job array, a GPU per row (protocol/SLURM.md)\n"
       "exit: 0 scored (every row, in a batch), 1 some batch row failed, 2 usage or harness error");
-  cmd->callback([&a] {
+  cmd->callback([cmd, &a] {
     for (const auto& p : a.allowPrecision) a.request["allowPrecision"].push_back(p);
     if (a.precision) a.request["precision"] = *a.precision;
     for (const auto& w : a.weights) {
@@ -323,6 +359,13 @@ CLI::App* addScoreCommand(CLI::App& app, ScoreArgs& a) {
       a.judge = judge;
     }
     const bool single = a.request.contains("reference") || a.request.contains("candidate");
+    for (const auto& name : slurmOptionNames())
+      if (cmd->get_option(name)->count() > 0 && !a.slurm.enabled)
+        throw cli::UsageError(name + " is for a Slurm run: it needs --slurm");
+    if (a.slurm.enabled && (a.batch.empty() && a.jobs.empty()))
+      throw cli::UsageError("--slurm scores many candidates: it needs --batch ROWS.jsonl or --jobs JOBS_DIR");
+    if (a.slurm.enabled && cmd->get_option("--gpus")->count() > 0)
+      throw cli::UsageError("--gpus is for one machine, not with --slurm (each element gets one GPU)");
     const bool many = !a.batch.empty() || !a.jobs.empty();
     if (!many) {
       if (!a.request.contains("reference") || !a.request.contains("candidate"))

@@ -9,6 +9,7 @@
 #include "server/CommandLine.h"
 #include "server/Config.h"
 #include "server/ScoreJudge.h"
+#include "server/SlurmArray.h"
 
 #include <optional>
 #include <string>
@@ -25,6 +26,7 @@ struct ScoreArgs {
   std::string table;  // --table FILE.md: the batch's table (ScoreTable.h), written at its end
   std::string out;
   int gpus = 1;
+  SlurmOptions slurm;                 // --slurm: the rows as one job array (SlurmArray.h)
   std::optional<JudgeOptions> judge;  // --judge: an LLM's rubric beside the deterministic one
   // As given, before they are folded into `request` and `judge`:
   std::vector<std::string> allowPrecision;
