@@ -379,6 +379,7 @@ int runSlurmArray(const SlurmOptions& options, const SlurmArrayRun& run, const s
   std::map<std::size_t, int> missing;  // polls in a row an element was neither listed nor finished
   std::set<std::size_t> seen;          // listed by squeue at least once
   std::string squeueError;
+  bool squeueFailing = false;  // said once per outage, not at every poll
   while (!pending.empty()) {
     if (stopping && stopping->load()) {
       std::cerr << "slurm: stopped; " << pending.size() << " element(s) left to the cluster: --resume collects them\n";
@@ -387,8 +388,10 @@ int runSlurmArray(const SlurmOptions& options, const SlurmArrayRun& run, const s
     auto alive = aliveElements(state.jobName(), squeueError);
     collect();  // after squeue: an element that left the queue has written its file by now
     if (!alive) {
-      std::cerr << "slurm: squeue did not answer (" << squeueError << "); trying again\n";
+      if (!squeueFailing) std::cerr << "slurm: squeue did not answer (" << squeueError << "); trying again every 2 s\n";
+      squeueFailing = true;
     } else {
+      squeueFailing = false;
       std::vector<std::size_t> submit;
       for (std::size_t i : std::set<std::size_t>(pending)) {
         if (alive->count(i)) {

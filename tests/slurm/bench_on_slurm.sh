@@ -11,6 +11,9 @@ cd "$SRC" || exit 1  # the score rows name the repository's files relative to it
 CLUSTER=$(mktemp -d /tmp/stitch-slurm-test.XXXXXX)
 . "$SRC/tests/slurm/cluster.sh"
 WORK=$CLUSTER/test
+submitter=""
+# A submitter still polling when a check fails goes first, then the cluster (cluster.sh's own trap).
+trap '[ -n "$submitter" ] && kill -9 "$submitter" 2>/dev/null; stop_cluster; rm -rf "$CLUSTER"' EXIT
 
 fail() {
   echo "FAIL: $*" >&2
@@ -21,7 +24,7 @@ fail() {
 # Three small tasks of the fixtures, as a KernelBench-style suite: a few seconds each on the CPU.
 mkdir -p "$WORK/suite/level1"
 for t in cat_inputs mask_not roll_shift; do cp "$SRC/tests/fixtures/tasks/$t.py" "$WORK/suite/level1/"; done
-bench() { "$BIN" bench "$WORK/suite" --no-gpu --python "$PY" --log-level warning "$@"; }
+BENCH=("$BIN" bench "$WORK/suite" --no-gpu --python "$PY" --log-level warning)  # run as is: `&` gives its pid
 # results.md from its summary on: the tables, without the date and command lines above them.
 tables() { sed -n '/^## Summary/,$p' "$1/results.md"; }
 # Each task exactly once in results.json, every one of the suite's.
@@ -43,12 +46,12 @@ running_element() {
 }
 
 SECONDS=0
-bench --jobs 2 --out "$WORK/local" >"$WORK/local.log" 2>&1 || fail "the local run: $(tail -5 "$WORK/local.log")"
+"${BENCH[@]}" --jobs 2 --out "$WORK/local" >"$WORK/local.log" 2>&1 || fail "the local run: $(tail -5 "$WORK/local.log")"
 echo "local run: ${SECONDS} s"
 
 # One element cancelled while it runs: lost, submitted again, the table complete.
 SECONDS=0
-bench --slurm --out "$WORK/slurm" >"$WORK/slurm.log" 2>&1 &
+"${BENCH[@]}" --slurm --out "$WORK/slurm" >"$WORK/slurm.log" 2>&1 &
 submitter=$!
 victim=$(running_element) || fail "no element ever ran: $(cat "$WORK/slurm.log")"
 scancel "$victim"
@@ -62,12 +65,13 @@ grep -q '"node": "localhost"' "$WORK/slurm/results.json" || fail "results.json d
 
 # The submitter killed once its elements are queued: --resume submits none again and collects them all.
 SECONDS=0
-bench --slurm --out "$WORK/resumed" >"$WORK/first.log" 2>&1 &
+"${BENCH[@]}" --slurm --out "$WORK/resumed" >"$WORK/first.log" 2>&1 &
 submitter=$!
 running_element >/dev/null || fail "no element ever ran: $(cat "$WORK/first.log")"
 kill -9 "$submitter"
 wait "$submitter" 2>/dev/null
-bench --slurm --resume --out "$WORK/resumed" >"$WORK/resume.log" 2>&1 ||
+kill -0 "$submitter" 2>/dev/null && fail "the submitter $submitter outlived SIGKILL"
+"${BENCH[@]}" --slurm --resume --out "$WORK/resumed" >"$WORK/resume.log" 2>&1 ||
   fail "bench --slurm --resume exited $?: $(tail -20 "$WORK/resume.log")"
 echo "slurm run, submitter killed and resumed: ${SECONDS} s"
 ! grep -q "submitted job" "$WORK/resume.log" || fail "--resume submitted again what was queued: $(cat "$WORK/resume.log")"
