@@ -12,8 +12,10 @@
 namespace stitch::protocol {
 
 struct FrameLimits {
-  // A Content-Length above this is refused before anything is allocated for it.
-  std::size_t maxContentLength = 64u << 20;
+  // A Content-Length above this is refused before anything is allocated for it. Messages are
+  // dispatched one at a time, so this also bounds how long one message holds up the next; it
+  // holds the largest model file the host reads (4 MiB) escaped for JSON (PROTOCOL.md).
+  std::size_t maxContentLength = 8u << 20;
   // A header line longer than this is garbage; it is dropped as it streams in.
   std::size_t maxHeaderLine = 8192;
 };

@@ -16,7 +16,7 @@ bool validId(const json& id) { return id.is_number_integer() || id.is_string(); 
 
 }  // namespace
 
-Incoming classify(const json& message) {
+Incoming classify(json message) {
   if (message.is_array()) return invalid(nullptr, "batch messages are not supported");
   if (!message.is_object()) return invalid(nullptr, "a message must be a JSON object");
   auto version = message.find("jsonrpc");
@@ -36,7 +36,7 @@ Incoming classify(const json& message) {
                      "\"params\" must be an object or an array");
     Incoming in;
     in.method = method->get<std::string>();
-    in.params = params == message.end() ? json(nullptr) : *params;
+    if (params != message.end()) in.params = std::move(*params);
     if (id == message.end()) {
       in.kind = Incoming::Kind::Notification;
       return in;
@@ -60,7 +60,7 @@ Incoming classify(const json& message) {
     if (err->contains("data")) e.data = (*err)["data"];
     in.error = std::move(e);
   } else if (auto res = message.find("result"); res != message.end()) {
-    in.result = *res;
+    in.result = std::move(*res);
   } else {
     return invalid(*id, "a response needs \"result\" or \"error\"");
   }
@@ -83,6 +83,35 @@ json makeNotification(std::string_view method, json params) {
 
 json makeRequest(const RequestId& id, std::string_view method, json params) {
   return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+std::optional<std::string> exceedsShape(std::string_view text, ShapeLimits limits) {
+  std::size_t depth = 0, values = 1;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') inString = false;
+      continue;
+    }
+    switch (c) {
+      case '"': inString = true; break;
+      case '[':
+      case '{':
+        if (++depth > limits.maxDepth) return "nested deeper than " + std::to_string(limits.maxDepth) + " levels";
+        [[fallthrough]];
+      case ',':
+        if (++values > limits.maxValues) return "more than " + std::to_string(limits.maxValues) + " values";
+        break;
+      case ']':
+      case '}':
+        if (depth > 0) --depth;
+        break;
+      default: break;
+    }
+  }
+  return std::nullopt;
 }
 
 std::string serialize(const json& message) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace stitch::protocol {
 
@@ -42,8 +43,19 @@ struct Incoming {
   std::optional<RpcError> error;      // Response; for Invalid, why
 };
 
-// Classifies one parsed JSON value. Never throws.
-Incoming classify(const json& message);
+// Classifies one parsed JSON value, moving its params or result out (a message's body may be
+// megabytes: it is not copied). Never throws.
+Incoming classify(json message);
+
+// What one message may hold, checked by a byte scan before it is parsed: parsing costs per value,
+// and copying or freeing a parsed value recurses once per level (a message nested a million deep
+// overflows the stack). Both are far above any message of the protocol.
+struct ShapeLimits {
+  std::size_t maxDepth = 256;
+  std::size_t maxValues = 1u << 19;
+};
+// Why `text` is refused ("nested deeper than 256 levels"), or nullopt when it fits.
+std::optional<std::string> exceedsShape(std::string_view text, ShapeLimits limits = {});
 
 json makeResponse(const RequestId& id, json result);
 json makeError(const RequestId& id, const RpcError& error);

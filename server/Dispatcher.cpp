@@ -34,6 +34,11 @@ void Dispatcher::handleFrameProblem(const std::string& description, bool refused
 }
 
 void Dispatcher::handleBody(std::string_view body) {
+  if (auto why = protocol::exceedsShape(body)) {
+    logWarning("message refused: " + *why);
+    output_.send(protocol::makeError(nullptr, {ErrorCode::InvalidRequest, "message refused: " + *why, std::nullopt}));
+    return;
+  }
   json message;
   try {
     message = json::parse(body);
@@ -43,7 +48,7 @@ void Dispatcher::handleBody(std::string_view body) {
         nullptr, {ErrorCode::ParseError, std::string("invalid JSON: ") + e.what(), std::nullopt}));
     return;
   }
-  Incoming in = protocol::classify(message);
+  Incoming in = protocol::classify(std::move(message));
   switch (in.kind) {
     case Incoming::Kind::Invalid:
       output_.send(protocol::makeError(in.id, *in.error));

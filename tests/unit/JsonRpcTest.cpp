@@ -40,3 +40,14 @@ TEST(Serialize, ReplacesInvalidUtf8InsteadOfThrowing) {
   json j = std::string("\xff\xfe");
   EXPECT_NO_THROW(serialize(j));
 }
+
+TEST(ExceedsShape, RefusesDeepNestingAndTooManyValuesBeforeAnyParse) {
+  const ShapeLimits limits{4, 10};
+  EXPECT_FALSE(exceedsShape(R"({"a":[[{"b":1}]]})", limits));
+  EXPECT_EQ(exceedsShape(R"({"a":[[[{"b":1}]]]})", limits), "nested deeper than 4 levels");
+  EXPECT_EQ(exceedsShape("[0,1,2,3,4,5,6,7,8,9,10]", limits), "more than 10 values");
+  // Brackets, commas and escaped quotes inside strings are text, not structure.
+  EXPECT_FALSE(exceedsShape(R"({"a":"[[[[[,,,,,,,,,,,\"[[[[["})", limits));
+  EXPECT_FALSE(exceedsShape(std::string(1000, '[') + std::string(1000, ']'), ShapeLimits{1000, 2000}));
+  EXPECT_TRUE(exceedsShape(std::string(1000000, '[') + std::string(1000000, ']')));
+}
