@@ -1,9 +1,12 @@
 // JSONL job log writer and reader; see JobLog.h.
 #include "agents/JobLog.h"
 
+#include "agents/UntrustedFiles.h"
+#include "protocol/JsonRpc.h"
+
+#include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <stdexcept>
 
 namespace stitch::agents {
@@ -41,23 +44,55 @@ void JobLogWriter::append(const JobEvent& event) {
 }
 
 JobLogContents readJobLog(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read the job log " + path.string());
+  const std::string text = readRegularFile(path, kMaxJobLogBytes, "the job log");
+  if (const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); lines > kMaxJobLogLines)
+    throw std::runtime_error("the job log " + path.string() + " has " + std::to_string(lines) +
+                             " lines, over the cap of " + std::to_string(kMaxJobLogLines) + "; refused");
+  return parseJobLog(text, path.filename().string());
+}
+
+JobLogContents parseJobLog(std::string_view text, const std::string& name) {
   JobLogContents out;
-  std::string line;
+  std::size_t unsaid = 0;  // problems past kMaxProblems: counted, not kept
+  auto problem = [&](int number, const auto& why) {
+    if (out.problems.size() < JobLogContents::kMaxProblems) out.problems.push_back(name + ":" + std::to_string(number) + ": " + why());
+    else ++unsaid;
+  };
   int number = 0;
-  while (std::getline(in, line)) {
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
     ++number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::string where = path.filename().string() + ":" + std::to_string(number) + ": ";
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (auto why = protocol::exceedsShape(line)) {  // before parsing: a deep line would overflow the stack
+      problem(number, [&] { return *why; });
+      continue;
+    }
+    // Bad lines are found without throwing: a log of nothing else must cost a parse a line, no more.
+    auto record = protocol::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded()) {
+      problem(number, [&] {
+        try {
+          (void)protocol::json::parse(line);
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+        return std::string("not JSON");
+      });
+      continue;
+    }
+    if (!record.is_object() || !record.contains("method") || !record["method"].is_string() || !record.contains("params")) {
+      problem(number, [] { return std::string("not a {\"method\", \"params\"} record"); });
+      continue;
+    }
     try {
-      auto record = protocol::json::parse(line);
-      out.events.push_back(parseEvent(protocol::required<std::string>(record, "method"),
-                                      protocol::required<protocol::json>(record, "params")));
+      out.events.push_back(parseEvent(record["method"].get<std::string>(), record["params"]));
     } catch (const std::exception& e) {
-      out.problems.push_back(where + e.what());
+      problem(number, [&] { return std::string(e.what()); });
     }
   }
+  if (unsaid) out.problems.push_back(name + ": " + std::to_string(unsaid) + " more bad lines skipped");
   return out;
 }
 

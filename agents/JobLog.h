@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stitch::agents {
@@ -31,12 +32,17 @@ private:
 
 struct JobLogContents {
   std::vector<JobEvent> events;
-  std::vector<std::string> problems;  // "log.jsonl:12: ..." for lines that were skipped
+  // "log.jsonl:12: ..." for lines that were skipped: the first kMaxProblems, then one line counting the rest.
+  std::vector<std::string> problems;
+  static constexpr std::size_t kMaxProblems = 20;
 };
 
-// Reads a log back. A missing or unreadable file throws std::runtime_error; a bad line is
-// reported in `problems` and skipped (a log cut off by a crash still reopens).
+// Reads a log back. A missing or unreadable file, one that is not a regular file, or one over
+// kMaxJobLogBytes or kMaxJobLogLines throws std::runtime_error; a bad line is reported in `problems`
+// and skipped (a log cut off by a crash still reopens).
 JobLogContents readJobLog(const std::filesystem::path& path);
+// The events of a log's text; `name` prefixes its problems ("log.jsonl:12: ...").
+JobLogContents parseJobLog(std::string_view text, const std::string& name);
 
 // ISO 8601 UTC with milliseconds, for log records and job summaries.
 std::string utcNow();

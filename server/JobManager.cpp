@@ -5,6 +5,8 @@
 
 #include "server/Logger.h"
 
+#include "agents/UntrustedFiles.h"
+
 #include <boost/asio/post.hpp>
 
 #include <fstream>
@@ -211,6 +213,10 @@ std::string JobManager::reopen(const std::filesystem::path& logPath) {
   for (const auto& problem : contents.problems) logWarning("reopening: " + problem);
   if (contents.events.empty()) throw std::runtime_error("the job log " + logPath.string() + " holds no event");
   std::string id = agents::jobIdOf(contents.events.front());
+  // Resolved: the job's folder, where its candidates' files must lie, is the one the log is really in.
+  std::error_code ec;
+  const std::filesystem::path realPath = std::filesystem::weakly_canonical(logPath, ec);
+  if (ec) throw std::runtime_error("cannot resolve the job log " + logPath.string() + ": " + ec.message());
   auto job = std::make_shared<Job>();
   {
     std::lock_guard lock(mutex_);
@@ -218,12 +224,18 @@ std::string JobManager::reopen(const std::filesystem::path& logPath) {
     jobs_[id] = job;
     order_.push_back(id);
     job->state.jobId = id;
-    job->state.logPath = std::filesystem::absolute(logPath).string();
+    job->state.logPath = realPath.string();
   }
-  try {
-    job->log = std::make_unique<agents::JobLogWriter>(logPath);  // accept/reject keep appending
-  } catch (const std::exception& e) {
-    logWarning(std::string("reopened job is read-only: ") + e.what());
+  // Accept/reject keep appending to a log of the host's own; one opened from elsewhere (a file from
+  // anyone) is only read.
+  if (!agents::liesInside(jobsDir_, logPath)) {
+    logInfo("job " + id + ": its log lies outside " + jobsDir_.string() + ", so it is not written to");
+  } else {
+    try {
+      job->log = std::make_unique<agents::JobLogWriter>(logPath);
+    } catch (const std::exception& e) {
+      logWarning(std::string("reopened job is read-only: ") + e.what());
+    }
   }
   for (auto& event : contents.events) {
     if (agents::jobIdOf(event) != id) continue;  // a log holds one job

@@ -67,7 +67,8 @@ public:
   bool whenFinished(const std::string& jobId, FinishedCallback done, const agents::CancelToken& cancel);
 
   // Rebuilds a job from its JSONL log and re-sends its events. Throws std::runtime_error
-  // when the log cannot be read or holds no event.
+  // when the log cannot be read or holds no event. Only a log under the jobs folder is
+  // written to again (accept/reject records).
   std::string reopen(const std::filesystem::path& logPath);
 
   // Records an event that did not come from the runner (accept/reject of a candidate).

@@ -5,6 +5,8 @@
 #include "server/Uri.h"
 #include "server/WorkerProcess.h"
 
+#include "agents/UntrustedFiles.h"
+
 #include <boost/asio/post.hpp>
 
 #include <memory>
@@ -19,6 +21,10 @@ json candidateScoreRequest(const agents::JobState& job, const std::string& candi
   const auto path = uriToPath(job.uri);
   const std::string fileName = path ? std::filesystem::path(*path).filename().string() : "task.py";
   const std::filesystem::path candidate = jobDir / "candidates" / candidateId;
+  // The id may come from a log anyone wrote: it names a folder of this job, never one elsewhere.
+  if (!agents::liesInside(jobDir / "candidates", candidate) || candidate.filename() != candidateId)
+    throw std::invalid_argument("the candidate id \"" + candidateId + "\" names no folder inside " +
+                                (jobDir / "candidates").string() + "; refused");
   json request{{"reference", (jobDir / fileName).string()}, {"candidate", candidate.string()}};
   // The loop writes each judged candidate's verdict beside it: scoring then needs no GPU and no re-run.
   if (std::filesystem::is_regular_file(candidate / "verdict.json")) request["verdict"] = (candidate / "verdict.json").string();

@@ -6,10 +6,8 @@
 #include "server/Logger.h"
 #include "server/Uri.h"
 
+#include "agents/UntrustedFiles.h"
 #include "agents/program/ProgramFiles.h"
-
-#include <fstream>
-#include <sstream>
 
 namespace stitch::server {
 namespace {
@@ -37,12 +35,18 @@ private:
   Reply reply_;
 };
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// A candidate's program as its files name it, each checked before anything is read or written: its
+// source a regular file inside the job's own folder, its path inside the model's folder. The
+// candidate may come from a log anyone wrote. Throws naming the file.
+std::vector<agents::program::ProgramFile> readProgram(const protocol::Candidate& c, const std::filesystem::path& jobFolder,
+                                                      const std::filesystem::path& modelFolder) {
+  std::vector<agents::program::ProgramFile> texts;
+  for (const auto& f : c.files) {
+    (void)agents::placeInside(modelFolder, f.path);
+    const auto source = agents::existingInside(jobFolder, f.source);
+    texts.push_back({f.path, agents::readRegularFile(source, agents::kMaxProgramFileBytes, "the program file")});
+  }
+  return texts;
 }
 
 }  // namespace
@@ -193,13 +197,11 @@ void Server::acceptCandidate(const protocol::CandidateRef& ref, Reply reply) {
     if (!model) return reply.error(ErrorCode::RequestFailed, "save " + job->uri + " to a file first: its program is written beside it");
     const std::filesystem::path folder = std::filesystem::path(*model).parent_path();
     std::vector<agents::program::ProgramFile> texts;
-    for (const auto& f : c->files) {
-      try {
-        texts.push_back({f.path, readFile(f.source)});
-      } catch (const std::exception& e) {
-        return reply.error(ErrorCode::RequestFailed, "candidate " + c->id + "'s program is gone from the job folder (" +
-                                                         e.what() + "); optimize again");
-      }
+    try {
+      texts = readProgram(*c, std::filesystem::path(job->logPath).parent_path(), folder);
+    } catch (const std::exception& e) {
+      return reply.error(ErrorCode::RequestFailed, "candidate " + c->id + "'s program cannot be used (" + e.what() +
+                                                       "); optimize again");
     }
     const bool inEdit = client_.documentChanges && client_.createFiles;
     std::string error;
@@ -249,7 +251,7 @@ void Server::bindJobs() {
           request.documentVersion = doc->version;
         } else if (path) {
           try {
-            request.text = readFile(*path);
+            request.text = agents::readRegularFile(*path, agents::kMaxModelFileBytes, "the model file");
           } catch (const std::exception& e) {
             return reply.error(ErrorCode::InvalidParams, std::string("the document is not open and ") + e.what());
           }

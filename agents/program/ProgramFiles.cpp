@@ -1,6 +1,8 @@
 // The program's file set; see ProgramFiles.h.
 #include "agents/program/ProgramFiles.h"
 
+#include "agents/UntrustedFiles.h"
+
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -36,8 +38,16 @@ std::vector<ProgramFile> programFiles(const ProgramNames& names, const std::stri
 }
 
 bool writeProgramFiles(const std::filesystem::path& root, const std::vector<ProgramFile>& files, std::string& error) {
-  for (const auto& f : files) {
-    const auto path = root / f.path;
+  std::vector<std::filesystem::path> paths;
+  try {
+    for (const auto& f : files) paths.push_back(placeInside(root, f.path));
+  } catch (const std::exception& e) {
+    error = e.what();
+    return false;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& f = files[i];
+    const auto& path = paths[i];
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -27,7 +27,9 @@ struct ProgramFile {
 // The loader and the program for a candidate whose .cu text is `candidateCuda`.
 std::vector<ProgramFile> programFiles(const ProgramNames& names, const std::string& candidateCuda);
 
-// Writes `files` under `root` (creating folders); false, with `error` set, when one cannot be written.
+// Writes `files` under `root` (creating folders); false, with `error` set, when one cannot be written
+// or its path is refused (agents/UntrustedFiles.h, placeInside). Every path is checked before anything
+// is written.
 bool writeProgramFiles(const std::filesystem::path& root, const std::vector<ProgramFile>& files, std::string& error);
 
 // The loader's source (agents/program/loader.py, embedded when the host is built).

@@ -7,6 +7,8 @@
 #include "SampleJob.h"
 #include "TestOutput.h"
 
+#include "agents/program/ProgramFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -33,16 +35,23 @@ public:
       cv.notify_all();
     }
   };
-  // `files`: the program c1 carries (none by default).
-  ScriptedRunner(std::shared_ptr<Gate> gate, std::vector<protocol::CandidateFile> files)
+  // `files`: the program c1 carries (none by default), written into the job's folder as the loop does.
+  ScriptedRunner(std::shared_ptr<Gate> gate, std::vector<agents::program::ProgramFile> files)
       : gate_(std::move(gate)), files_(std::move(files)) {}
 
   protocol::JobFinishedParams run(const agents::JobRequest& request, agents::JobContext& context) override {
     context.progress("measuring", 10);
+    std::vector<protocol::CandidateFile> program;
+    for (const auto& f : files_) {
+      const auto source = request.jobDir / "program" / std::filesystem::path(f.path).filename();
+      std::filesystem::create_directories(source.parent_path());
+      std::ofstream(source) << f.text;
+      program.push_back({f.path, source.string()});
+    }
     for (auto& e : test::sampleEvents(request.jobId, request.uri)) {
       if (std::holds_alternative<protocol::JobFinishedParams>(e)) continue;
       if (auto* c = std::get_if<protocol::CandidateParams>(&e)) c->candidate.documentVersion = request.documentVersion;
-      if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c1") c->candidate.files = files_;
+      if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c1") c->candidate.files = program;
       context.emit(e);
     }
     std::unique_lock lock(gate_->m);
@@ -54,7 +63,7 @@ public:
 
 private:
   std::shared_ptr<Gate> gate_;
-  std::vector<protocol::CandidateFile> files_;
+  std::vector<agents::program::ProgramFile> files_;
 };
 
 class ServerTest : public ::testing::Test {
@@ -119,7 +128,7 @@ protected:
   server::HostConfig config;
   std::shared_ptr<ScriptedRunner::Gate> gate = std::make_shared<ScriptedRunner::Gate>();
   std::unique_ptr<server::Server> server;
-  std::vector<protocol::CandidateFile> programFiles;
+  std::vector<agents::program::ProgramFile> programFiles;
   int nextId = 1;
   const json fullCapabilities{{"window", {{"workDoneProgress", true}}},
                               {"workspace", {{"applyEdit", true},
@@ -179,13 +188,10 @@ class ServerProgramTest : public ServerTest {
 protected:
   void SetUp() override {
     ServerTest::SetUp();
-    std::filesystem::create_directories(jobFolder);
-    std::ofstream(jobFolder / "m.cu") << "// the program\n";
-    programFiles = {{folder + "/m.cu", (jobFolder / "m.cu").string()}};
+    programFiles = {{folder + "/m.cu", "// the program\n"}};
   }
   void TearDown() override {
     ServerTest::TearDown();
-    std::filesystem::remove_all(jobFolder);
     std::filesystem::remove_all("/tmp/" + folder);
   }
   json accept(const std::string& jobId) {
@@ -195,7 +201,6 @@ protected:
     return id;
   }
   const std::string folder = "stitch_server_test_kernels_" + std::to_string(::getpid());
-  const std::filesystem::path jobFolder = std::filesystem::temp_directory_path() / (folder + "_job");
 };
 
 TEST_F(ServerProgramTest, TheEditCreatesTheProgramBesideTheModel) {
@@ -231,7 +236,7 @@ TEST_F(ServerProgramTest, AProgramGoneFromTheJobFolderIsAnError) {
   initialize(fullCapabilities);
   openDocument(3);
   const std::string jobId = startJob();
-  std::filesystem::remove_all(jobFolder);
+  std::filesystem::remove_all(config.jobsDir / jobId / "program");
   auto r = request("workspace/executeCommand", {{"command", "stitchcuda.acceptCandidate"},
                                                 {"arguments", {{{"jobId", jobId}, {"candidateId", "c1"}}}}});
   EXPECT_EQ(r["error"]["code"], -32803);
