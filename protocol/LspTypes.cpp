@@ -102,10 +102,6 @@ void from_json(const json& j, InitializeParams& p) {
   p.capabilities.workDoneProgress = flag(caps, {"window", "workDoneProgress"});
   p.capabilities.applyEdit = flag(caps, {"workspace", "applyEdit"});
   p.capabilities.documentChanges = flag(caps, {"workspace", "workspaceEdit", "documentChanges"});
-  const json& operations = at(caps, {"workspace", "workspaceEdit", "resourceOperations"});
-  if (operations.is_array())
-    for (const json& o : operations)
-      if (o == "create") p.capabilities.createFiles = true;
   p.capabilities.codeLensRefresh = flag(caps, {"workspace", "codeLens", "refreshSupport"});
   const json& encodings = at(caps, {"general", "positionEncodings"});
   if (encodings.is_array())

@@ -135,7 +135,6 @@ struct ClientCapabilities {
   bool workDoneProgress = false;      // window.workDoneProgress
   bool applyEdit = false;             // workspace.applyEdit
   bool documentChanges = false;       // workspace.workspaceEdit.documentChanges
-  bool createFiles = false;           // workspace.workspaceEdit.resourceOperations includes "create"
   bool codeLensRefresh = false;       // workspace.codeLens.refreshSupport
   bool utf8Positions = false;         // general.positionEncodings includes "utf-8"
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <regex>
 
 namespace stitch::server {
 namespace {
@@ -43,9 +44,121 @@ bool overlaps(const protocol::Range& a, const protocol::Range& b) {
   return !(a.end < b.start || b.end < a.start);
 }
 
+// Operator names (`aten::add`), as the reference profile lists them, rather than kernel names.
+bool namesOperators(const std::vector<std::string>& names) {
+  static const std::regex op(R"(^[A-Za-z_]\w*::[A-Za-z_][\w.]*$)");
+  return std::all_of(names.begin(), names.end(), [](const std::string& n) { return std::regex_match(n, op); });
+}
+
+std::vector<std::string> linesOf(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  lines.push_back(text.substr(start));
+  return lines;
+}
+
+std::size_t indentOf(const std::string& line) { return line.find_first_not_of(" \t"); }
+
+// Blank or a comment: says nothing about which block a line is in.
+bool noCode(const std::string& line) {
+  const auto i = indentOf(line);
+  return i == std::string::npos || line[i] == '#' || line[i] == '\r';
+}
+
+// "Model" on the model's class line, "Model.forward" on its forward's; nullopt on any other line.
+// Indentation is enough to tell: a `def forward` belongs to the class of the nearest less indented
+// line above it.
+std::optional<std::string> modelHeaderAt(const std::string& text, int line) {
+  static const std::regex classLine(R"(^\s*class\s+([A-Za-z_]\w*))");
+  static const std::regex forwardLine(R"(^\s*(async\s+)?def\s+forward\s*\()");
+  const auto lines = linesOf(text);
+  if (line < 0 || static_cast<std::size_t>(line) >= lines.size()) return std::nullopt;
+  const std::string model = modelClassName(text);
+  std::smatch m;
+  if (std::regex_search(lines[line], m, classLine)) return m[1] == model ? std::optional(model) : std::nullopt;
+  if (!std::regex_search(lines[line], forwardLine)) return std::nullopt;
+  const auto indent = indentOf(lines[line]);
+  for (int i = line - 1; i >= 0; --i) {
+    if (noCode(lines[i]) || indentOf(lines[i]) >= indent) continue;
+    if (std::regex_search(lines[i], m, classLine) && m[1] == model) return model + ".forward";
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string jobOutcome(const agents::JobState& job) {
+  if (!job.finished) return "running";
+  if (job.finished->state == "noImprovement") return job.finished->needsGpu ? "not measured (no GPU)" : "no improvement";
+  return job.finished->state;
+}
+
+std::string candidateStatus(const agents::JobState& job, const protocol::Candidate& c) {
+  const auto speedups = [&] {
+    std::string s = c.speedupEager ? fixed(*c.speedupEager, 2) + "× over eager" : "";
+    if (c.speedupCompile) s += (s.empty() ? "" : ", ") + fixed(*c.speedupCompile, 2) + "× over torch.compile";
+    return s;
+  };
+  if (c.status == "accepted") return "accepted" + (c.speedupEager ? " (" + speedups() + ")" : std::string(" (never timed)"));
+  if (c.status == "verified") return "verified" + (c.speedupEager ? ", " + speedups() : std::string());
+  if (c.status == "unverified" && job.finished && job.finished->needsGpu)
+    return "unverified: no GPU ran it, so it was never timed or checked against the original";
+  return candidateBadge(c);
+}
+
+// The hover of the model's class and forward: the whole forward's time, where it goes, and what
+// became of the candidates (the accepted one first, then the fastest verified, then the newest).
+std::string forwardSummary(const agents::JobState& job, const std::string& what) {
+  std::string md = "**StitchCUDA** · `" + what + "` · job " + job.jobId + ": " + jobOutcome(job) + "\n\n";
+  if (auto it = job.profiles.find("reference"); it != job.profiles.end() && !it->second.lines.empty()) {
+    const auto& p = it->second;
+    std::vector<const protocol::ProfileLine*> hot;
+    for (const auto& l : p.lines) hot.push_back(&l);
+    std::sort(hot.begin(), hot.end(), [](const auto* a, const auto* b) { return a->share > b->share; });
+    md += "Whole forward: **" + duration(p.totalGpuTimeUs) + "** of " + (p.timeKind == "cpu" ? "CPU time (no GPU)" : "GPU time") +
+          " per call in eager PyTorch; most of it on ";
+    for (std::size_t i = 0; i < hot.size() && i < 3; ++i)
+      md += (i ? ", " : "") + std::string("line ") + std::to_string(hot[i]->line + 1) + " (" + fixed(hot[i]->share * 100.0, 0) + "%)";
+    md += ".\n\n";
+  }
+  std::vector<const protocol::Candidate*> shown;
+  for (auto it = job.candidates.rbegin(); it != job.candidates.rend(); ++it)
+    if (it->status != "rejected") shown.push_back(&*it);
+  const auto rank = [](const protocol::Candidate* c) { return c->status == "accepted" ? 0 : c->status == "verified" ? 1 : 2; };
+  std::stable_sort(shown.begin(), shown.end(), [&](const auto* a, const auto* b) {
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
+    return rank(a) == 1 && a->speedupEager.value_or(0) > b->speedupEager.value_or(0);
+  });
+  constexpr std::size_t kShown = 3;
+  for (std::size_t i = 0; i < shown.size() && i < kShown; ++i)
+    md += "- candidate " + shown[i]->id + (shown[i]->title.empty() ? "" : " *" + shown[i]->title + "*") + ": " +
+          candidateStatus(job, *shown[i]) + "\n";
+  if (shown.size() > kShown) md += "- and " + std::to_string(shown.size() - kShown) + " more in the plan view\n";
+  const auto rejected = job.candidates.size() - shown.size();
+  if (shown.empty() && rejected) md += "No candidate left: " + std::to_string(rejected) + " rejected.\n";
+  else if (shown.empty()) md += job.finished ? "No candidate.\n" : "No candidate yet.\n";
+  return md;
+}
+
 }  // namespace
 
-std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line) {
+std::string modelClassName(const std::string& text) {
+  static const std::regex directive(R"(^[ \t]*#[ \t]*stitchcuda:[ \t]*(.*)$)");
+  std::string name = "Model";
+  std::smatch m;
+  for (const auto& line : linesOf(text)) {
+    if (!std::regex_search(line, m, directive)) continue;
+    static const std::regex model(R"((?:^|\s)model=(\S+))");
+    std::smatch v;
+    const std::string body = m[1];
+    if (std::regex_search(body, v, model)) name = v[1];
+  }
+  return name;
+}
+
+std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line, const std::string& text) {
+  if (auto what = modelHeaderAt(text, line)) return forwardSummary(job, *what);
   std::string rows;
   std::string details;
   bool cpuTimes = false;
@@ -64,7 +177,7 @@ std::optional<std::string> hoverMarkdown(const agents::JobState& job, int line) 
               achieved + " |\n";
       if (l.topStall) details += "- " + subjectName(job, p->subject) + ": top stall " + *l.topStall + "\n";
       if (!l.kernels.empty()) {
-        details += "- " + subjectName(job, p->subject) + " kernels:";
+        details += "- " + subjectName(job, p->subject) + (namesOperators(l.kernels) ? " operators:" : " kernels:");
         for (const auto& k : l.kernels) details += " `" + k + "`";
         details += "\n";
       }
@@ -146,18 +259,28 @@ json codeActions(const agents::JobState& job, const protocol::Range& range) {
   return actions;
 }
 
-json candidateEdit(const std::string& uri, const protocol::Candidate& c, const std::vector<NewFile>& files,
-                   bool documentChanges) {
+json candidateEdit(const std::string& uri, const protocol::Candidate& c, bool documentChanges) {
   json edit{{"range", c.range}, {"newText", c.newText}};
   if (!documentChanges) return json{{"changes", {{uri, json::array({edit})}}}};
-  json changes = json::array();
-  for (const auto& f : files) {
-    changes.push_back(json{{"kind", "create"}, {"uri", f.uri}, {"options", {{"overwrite", true}}}});
-    changes.push_back(json{{"textDocument", {{"uri", f.uri}, {"version", nullptr}}},
-                           {"edits", json::array({json{{"range", protocol::Range{}}, {"newText", f.text}}})}});
+  return json{{"documentChanges",
+               json::array({json{{"textDocument", {{"uri", uri}, {"version", c.documentVersion}}}, {"edits", json::array({edit})}}})}};
+}
+
+std::optional<protocol::CandidateParams> undoOrRedoOfAccept(const AcceptedEdit& edit, const agents::JobState& job,
+                                                            const std::string& text, int version) {
+  const protocol::Candidate* c = job.candidate(edit.candidateId);
+  if (!c) return std::nullopt;
+  protocol::CandidateParams event{job.jobId, job.uri, *c};
+  if (c->status == "accepted" && text == edit.textBefore) {
+    event.candidate.status = edit.openStatus;
+    event.candidate.documentVersion = version;  // the text it was made for, at this version
+    return event;
   }
-  changes.push_back(json{{"textDocument", {{"uri", uri}, {"version", c.documentVersion}}}, {"edits", json::array({edit})}});
-  return json{{"documentChanges", changes}};
+  if (c->status == edit.openStatus && text == edit.textAfter) {
+    event.candidate.status = "accepted";
+    return event;
+  }
+  return std::nullopt;
 }
 
 }  // namespace stitch::server

@@ -135,6 +135,7 @@ void Server::bindDocuments() {
                                                         } catch (const std::exception& e) {
                                                           logError(e.what());
                                                         }
+                                                        followUndoOfAccept(p.uri);
                                                       });
   dispatcher_.notification<protocol::DidCloseParams>(
       "textDocument/didClose", [this](protocol::DidCloseParams p) { documents_.close(p.textDocument.uri); });
@@ -144,8 +145,9 @@ void Server::bindDocuments() {
 void Server::bindEditorFeatures() {
   dispatcher_.request<protocol::TextDocumentPositionParams>(
       "textDocument/hover", [this](protocol::TextDocumentPositionParams p, Reply reply, CancelToken) {
+        const auto doc = documents_.get(p.textDocument.uri);
         auto markdown = jobs_->readLatestFor(p.textDocument.uri, [&](const agents::JobState* job) {
-          return job ? hoverMarkdown(*job, p.position.line) : std::nullopt;
+          return job ? hoverMarkdown(*job, p.position.line, doc ? doc->text : std::string()) : std::nullopt;
         });
         if (!markdown) return reply(nullptr);
         reply(json{{"contents", {{"kind", "markdown"}, {"value", *markdown}}}});
@@ -189,9 +191,10 @@ void Server::acceptCandidate(const protocol::CandidateRef& ref, Reply reply) {
                        "the document changed since the candidate was made (version " +
                            std::to_string(c->documentVersion) + ", now " + std::to_string(doc->version) +
                            "); optimize again or use Diff");
-  // The program the edit imports goes beside the model: created by the edit itself where the client
-  // can create files (listed in it, undone with it), else written here first.
-  std::vector<NewFile> files;
+  // The program the edit imports goes beside the model, written here first, not created by the edit: VS
+  // Code's Undo of an edit that creates files left some of them behind. The host takes the program back
+  // when the editor undoes the edit (followUndoOfAccept).
+  WrittenProgram program;
   if (!c->files.empty()) {
     const auto model = uriToPath(job->uri);
     if (!model) return reply.error(ErrorCode::RequestFailed, "save " + job->uri + " to a file first: its program is written beside it");
@@ -203,29 +206,59 @@ void Server::acceptCandidate(const protocol::CandidateRef& ref, Reply reply) {
       return reply.error(ErrorCode::RequestFailed, "candidate " + c->id + "'s program cannot be used (" + e.what() +
                                                        "); optimize again");
     }
-    const bool inEdit = client_.documentChanges && client_.createFiles;
     std::string error;
-    if (!inEdit && !agents::program::writeProgramFiles(folder, texts, error)) return reply.error(ErrorCode::RequestFailed, error);
-    for (auto& t : texts)
-      if (inEdit) files.push_back({pathToUri((folder / t.path).string()), std::move(t.text)});
+    auto written = writeAcceptedProgram(folder, texts, error);
+    if (!written) return reply.error(ErrorCode::RequestFailed, error);
+    program = std::move(*written);
   }
   protocol::CandidateParams accepted{job->jobId, job->uri, *c};
   accepted.candidate.status = "accepted";
+  std::optional<UndoableAccept> undoable;
+  if (auto doc = documents_.get(job->uri))
+    undoable = {{job->jobId, c->id, c->status, doc->text, applyLineEdit(doc->text, c->range, c->newText)}, program};
   auto shared = std::make_shared<Reply>(std::move(reply));
   outgoing_.send("workspace/applyEdit",
-                 json{{"label", "StitchCUDA: " + c->title},
-                      {"edit", candidateEdit(job->uri, *c, files, client_.documentChanges)}},
-                 [this, shared, accepted](std::optional<json> result, std::optional<protocol::RpcError> error) {
+                 json{{"label", "StitchCUDA: " + c->title}, {"edit", candidateEdit(job->uri, *c, client_.documentChanges)}},
+                 [this, shared, accepted, undoable, program](std::optional<json> result, std::optional<protocol::RpcError> error) {
+                   bool applied = !error && result && result->value("applied", false);
+                   if (!applied) takeBackProgram(program, [](const auto&) { return false; });
                    if (error) return shared->error(ErrorCode::RequestFailed, "the client refused the edit: " + error->message);
-                   bool applied = result && result->value("applied", false);
                    if (!applied) {
                      std::string why = result ? result->value("failureReason", "no reason given") : "no answer";
                      return shared->error(ErrorCode::RequestFailed, "the edit was not applied: " + why);
                    }
                    jobs_->record(accepted);
+                   if (undoable) accepts_[accepted.uri] = *undoable;
                    if (client_.codeLensRefresh) outgoing_.send("workspace/codeLens/refresh", nullptr, [](auto, auto) {});
                    (*shared)(json{{"applied", true}});
                  });
+}
+
+void Server::followUndoOfAccept(const std::string& uri) {
+  auto it = accepts_.find(uri);
+  auto doc = documents_.get(uri);
+  auto job = it != accepts_.end() && doc ? jobs_->state(it->second.edit.jobId) : std::nullopt;
+  auto event = job ? undoOrRedoOfAccept(it->second.edit, *job, doc->text, doc->version) : std::nullopt;
+  if (!event) return;
+  std::string error;
+  if (event->candidate.status == "accepted") {
+    if (!rewriteProgram(it->second.program, error)) logError("writing the program again: " + error);
+  } else {
+    // A file another document's accepted program also wrote (the shared loader) stays.
+    takeBackProgram(it->second.program, [&](const std::filesystem::path& path) {
+      for (const auto& [other, accept] : accepts_) {
+        if (other == uri) continue;
+        auto otherJob = jobs_->state(accept.edit.jobId);
+        const auto* c = otherJob ? otherJob->candidate(accept.edit.candidateId) : nullptr;
+        if (!c || c->status != "accepted") continue;
+        for (const auto& f : accept.program.files)
+          if (accept.program.folder / f.path == path) return true;
+      }
+      return false;
+    });
+  }
+  jobs_->record(*event);
+  if (client_.codeLensRefresh) outgoing_.send("workspace/codeLens/refresh", nullptr, [](auto, auto) {});
 }
 
 void Server::rejectCandidate(const protocol::CandidateRef& ref, Reply reply) {

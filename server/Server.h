@@ -6,8 +6,10 @@
 #include "server/Config.h"
 #include "server/Dispatcher.h"
 #include "server/DocumentStore.h"
+#include "server/EditorFeatures.h"
 #include "server/JobManager.h"
 #include "server/OutgoingRequests.h"
+#include "server/ProgramExport.h"
 #include "server/Progress.h"
 
 #include <boost/asio/thread_pool.hpp>
@@ -55,6 +57,9 @@ private:
   void onJobEvent(const agents::JobEvent& event);
   void acceptCandidate(const protocol::CandidateRef& ref, Reply reply);
   void rejectCandidate(const protocol::CandidateRef& ref, Reply reply);
+  // After a change of `uri`: the editor's Undo of an Accept reopens its candidate and takes its program
+  // back; Redo accepts it and writes the program again.
+  void followUndoOfAccept(const std::string& uri);
 
   Output& output_;
   boost::asio::thread_pool& pool_;
@@ -65,6 +70,12 @@ private:
   DocumentStore documents_;
   protocol::ClientCapabilities client_;
   std::unique_ptr<JobManager> jobs_;
+  // The last Accept of each document, by URI: what its Undo reverts in the text and takes back on disk.
+  struct UndoableAccept {
+    AcceptedEdit edit;
+    WrittenProgram program;
+  };
+  std::map<std::string, UndoableAccept> accepts_;
   int progressCounter_ = 0;
   bool shutdownReceived_ = false;
   bool finished_ = false;

@@ -77,27 +77,12 @@ TEST(CodeAction, OffersCandidatesOverlappingTheRange) {
 
 TEST(CandidateEdit, VersionedWhenTheClientSupportsIt) {
   auto s = sample();
-  auto e = server::candidateEdit(s.uri, *s.candidate("c1"), {}, true);
+  auto e = server::candidateEdit(s.uri, *s.candidate("c1"), true);
+  ASSERT_EQ(e["documentChanges"].size(), 1u);  // the model only: the host writes the program
   EXPECT_EQ(e["documentChanges"][0]["textDocument"]["version"], 3);
   EXPECT_EQ(e["documentChanges"][0]["edits"][0]["range"]["start"]["line"], 10);
-  auto plain = server::candidateEdit(s.uri, *s.candidate("c1"), {}, false);
+  auto plain = server::candidateEdit(s.uri, *s.candidate("c1"), false);
   EXPECT_TRUE(plain["changes"].contains("file:///m.py"));
-}
-
-TEST(CandidateEdit, CreatesTheProgramFilesBeforeEditingTheModel) {
-  auto s = sample();
-  auto e = server::candidateEdit(s.uri, *s.candidate("c1"),
-                                 {{"file:///stitchcuda_kernels/__init__.py", "loader"}, {"file:///stitchcuda_kernels/m.cu", "cuda"}}, true);
-  const auto& changes = e["documentChanges"];
-  ASSERT_EQ(changes.size(), 5u);
-  EXPECT_EQ(changes[0]["kind"], "create");
-  EXPECT_EQ(changes[0]["uri"], "file:///stitchcuda_kernels/__init__.py");
-  EXPECT_EQ(changes[0]["options"]["overwrite"], true);
-  EXPECT_TRUE(changes[1]["textDocument"]["version"].is_null());
-  EXPECT_EQ(changes[1]["edits"][0]["newText"], "loader");
-  EXPECT_EQ(changes[1]["edits"][0]["range"]["end"]["line"], 0);
-  EXPECT_EQ(changes[3]["edits"][0]["newText"], "cuda");
-  EXPECT_EQ(changes[4]["textDocument"]["uri"], "file:///m.py");
 }
 
 TEST(CodeLens, VariantsOfOneRangeShareOneRowForTheFastestVerified) {
@@ -146,4 +131,102 @@ TEST(CodeLens, AnUnverifiedOrFailedCandidateIsAcceptedOnlyAfterTheClientAsks) {
     EXPECT_EQ(a["command"]["command"], server::kAcceptUnverifiedCommand);
     EXPECT_EQ(a["isPreferred"], false);
   }
+}
+
+namespace {
+
+// The model of the hover tests: a helper module, then the model class, whose forward's lines 10-11
+// (zero-based) are the sample job's profiled lines.
+const std::string kModelText =
+    "import torch\n"
+    "class Helper(torch.nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return x\n"
+    "\n"
+    "class Model(torch.nn.Module):\n"
+    "    # one forward\n"
+    "    @torch.no_grad()\n"
+    "    def forward(self, x):\n"
+    "        y = x\n"
+    "        x = gelu(x)\n"
+    "        return x * 2\n";
+
+}  // namespace
+
+TEST(Hover, TheModelsForwardAndClassLinesSummarizeTheForwardAndItsCandidates) {
+  auto s = sample();
+  auto md = server::hoverMarkdown(s, 8, kModelText);
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("`Model.forward` · job j1: improved"), std::string::npos) << *md;
+  EXPECT_NE(md->find("Whole forward: **2.000 ms** of GPU time"), std::string::npos) << *md;
+  EXPECT_NE(md->find("line 11 (75%), line 12 (25%)"), std::string::npos) << *md;
+  EXPECT_NE(md->find("candidate c1 *fused gelu·scale*: verified, 1.80× over eager, 1.20× over torch.compile"), std::string::npos) << *md;
+  EXPECT_NE(md->find("candidate c2 *vectorized variant*: failed: numerics, nan_inf"), std::string::npos) << *md;
+  auto cls = server::hoverMarkdown(s, 5, kModelText);
+  ASSERT_TRUE(cls);
+  EXPECT_NE(cls->find("`Model` · job j1"), std::string::npos) << *cls;
+  // Another module of the file, and lines that are neither profiled nor the model's, say nothing.
+  EXPECT_FALSE(server::hoverMarkdown(s, 1, kModelText));
+  EXPECT_FALSE(server::hoverMarkdown(s, 2, kModelText));
+  EXPECT_FALSE(server::hoverMarkdown(s, 9, kModelText));
+}
+
+TEST(Hover, TheForwardSaysWhenNothingWasMeasuredAndPutsTheAcceptedCandidateFirst) {
+  auto s = sample();
+  s.finished = protocol::JobFinishedParams{"j1", "noImprovement", std::nullopt, std::nullopt, "no GPU", true};
+  s.profiles["reference"].timeKind = "cpu";
+  s.candidates[0].status = "unverified";
+  s.candidates[0].speedupEager = s.candidates[0].speedupCompile = std::nullopt;
+  s.candidates[1].status = "accepted";
+  auto md = *server::hoverMarkdown(s, 8, kModelText);
+  EXPECT_NE(md.find("job j1: not measured (no GPU)"), std::string::npos) << md;
+  EXPECT_NE(md.find("of CPU time (no GPU)"), std::string::npos) << md;
+  EXPECT_LT(md.find("candidate c2"), md.find("candidate c1")) << md;
+  EXPECT_NE(md.find("candidate c2 *vectorized variant*: accepted (never timed)"), std::string::npos) << md;
+  EXPECT_NE(md.find("candidate c1 *fused gelu·scale*: unverified: no GPU ran it"), std::string::npos) << md;
+  for (auto& c : s.candidates) c.status = "rejected";
+  md = *server::hoverMarkdown(s, 8, kModelText);
+  EXPECT_NE(md.find("No candidate left: 2 rejected."), std::string::npos) << md;
+}
+
+TEST(Hover, TheModelClassIsTheOneTheHarnessLoads) {
+  EXPECT_EQ(server::modelClassName(kModelText), "Model");
+  const std::string named = "# stitchcuda: model=Helper inputs=make_inputs\n" + kModelText;
+  EXPECT_EQ(server::modelClassName(named), "Helper");
+  auto s = sample();
+  EXPECT_TRUE(server::hoverMarkdown(s, 2, named));   // class Helper
+  EXPECT_TRUE(server::hoverMarkdown(s, 3, named));   // its forward
+  EXPECT_FALSE(server::hoverMarkdown(s, 6, named));  // class Model is not the model now
+}
+
+// The reference profile names the operators the model's lines call; kernels are a candidate's.
+TEST(Hover, ListsTheModelsOperatorsAsOperators) {
+  auto s = sample();
+  s.profiles["reference"].lines[1].kernels = {"aten::mul", "aten::add"};
+  auto md = *server::hoverMarkdown(s, 11);
+  EXPECT_NE(md.find("reference (eager) operators: `aten::mul` `aten::add`"), std::string::npos) << md;
+  EXPECT_NE(server::hoverMarkdown(s, 10)->find("kernels: `vectorized_elementwise_kernel`"), std::string::npos);
+}
+
+// The editor's Undo of an Accept puts the document back as it was: the candidate is open again (its
+// lens back, Accept valid for the document's new version); Redo makes it accepted again.
+TEST(AcceptUndo, UndoReopensTheCandidateAndRedoAcceptsItAgain) {
+  auto s = sample();
+  const server::AcceptedEdit edit{"j1", "c1", "verified", "before\n", "after\n"};
+  s.candidates[0].status = "accepted";
+  EXPECT_FALSE(server::undoOrRedoOfAccept(edit, s, "after\n", 4));    // the edit itself
+  EXPECT_FALSE(server::undoOrRedoOfAccept(edit, s, "typed\n", 5));    // any other change
+  auto undo = server::undoOrRedoOfAccept(edit, s, "before\n", 6);
+  ASSERT_TRUE(undo);
+  EXPECT_EQ(undo->candidate.id, "c1");
+  EXPECT_EQ(undo->candidate.status, "verified");
+  EXPECT_EQ(undo->candidate.documentVersion, 6);
+  s.apply(*undo);
+  EXPECT_EQ(server::codeLenses(s)[0]["command"]["arguments"][0]["candidateId"], "c1");
+  EXPECT_FALSE(server::undoOrRedoOfAccept(edit, s, "before\n", 7));  // already open
+  auto redo = server::undoOrRedoOfAccept(edit, s, "after\n", 8);
+  ASSERT_TRUE(redo);
+  EXPECT_EQ(redo->candidate.status, "accepted");
+  s.candidates[0].status = "rejected";
+  EXPECT_FALSE(server::undoOrRedoOfAccept(edit, s, "before\n", 9));
 }

@@ -182,8 +182,58 @@ TEST_F(ServerTest, JobStreamsHoversLensesAndAcceptAppliesAVersionedEdit) {
   EXPECT_EQ(request("textDocument/codeLens", {{"textDocument", {{"uri", uri}}}})["result"].size(), 3u);
 }
 
-// A candidate's program goes beside the model (/tmp here): created by the edit where the client can
-// create files, written by the host first where it cannot; a program gone from the job folder is an error.
+// Undo in the editor puts the model back as it was before Accept: the candidate is open again, with
+// its lens, and Accept of it is valid for the document's new version; Redo accepts it again.
+TEST_F(ServerTest, UndoOfAnAcceptReopensTheCandidateAndRedoAcceptsItAgain) {
+  initialize(fullCapabilities);
+  openDocument(3);
+  const std::string jobId = startJob();
+  const std::string before(20, '\n');
+  const std::string after = std::string(10, '\n') + "        return stitch_ops.gelu_scale(x)\n" + std::string(8, '\n');
+  auto change = [&](int version, const std::string& text) {
+    notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", {{{"text", text}}}}});
+  };
+  auto candidateEvent = [&](const std::string& status, int version) {
+    return out.waitFor([&](const json& m) {
+      return m.value("method", "") == "stitchcuda/candidate" && m["params"]["candidate"]["id"] == "c1" &&
+             m["params"]["candidate"]["status"] == status && m["params"]["candidate"]["documentVersion"] == version;
+    }, std::chrono::seconds(2));
+  };
+  auto lensFor = [&](const std::string& id) {
+    const json lenses = request("textDocument/codeLens", {{"textDocument", {{"uri", uri}}}})["result"];
+    for (const auto& l : lenses)
+      if (l["command"]["arguments"][0]["candidateId"] == id) return true;
+    return false;
+  };
+  const json acceptCommand{{"command", "stitchcuda.acceptCandidate"}, {"arguments", {{{"jobId", jobId}, {"candidateId", "c1"}}}}};
+  json id = nextId++;
+  server->handleBody(protocol::serialize(protocol::makeRequest(id, "workspace/executeCommand", acceptCommand)));
+  change(4, after);  // the editor applies the edit, then answers
+  const json firstEdit = answer("workspace/applyEdit", {{"applied", true}})["id"];
+  ASSERT_TRUE(out.waitForId(id));
+  EXPECT_FALSE(lensFor("c1"));
+
+  change(5, before);  // Undo
+  EXPECT_TRUE(candidateEvent("verified", 5));
+  EXPECT_TRUE(lensFor("c1"));
+  change(6, after);  // Redo
+  EXPECT_TRUE(candidateEvent("accepted", 5));
+  EXPECT_FALSE(lensFor("c1"));
+  change(7, before);
+  ASSERT_TRUE(candidateEvent("verified", 7));
+  // Accept again is valid for the version Undo made.
+  id = nextId++;
+  server->handleBody(protocol::serialize(protocol::makeRequest(id, "workspace/executeCommand", acceptCommand)));
+  auto secondEdit = out.waitFor([&](const json& m) { return m.value("method", "") == "workspace/applyEdit" && m["id"] != firstEdit; });
+  ASSERT_TRUE(secondEdit);
+  server->handleBody(protocol::serialize(protocol::makeResponse((*secondEdit)["id"], {{"applied", true}})));
+  auto again = out.waitForId(id);
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)["result"]["applied"], true) << again->dump();
+}
+
+// A candidate's program goes beside the model (/tmp here), written by the host before the edit and taken
+// back when the editor undoes it; a program gone from the job folder is an error.
 class ServerProgramTest : public ServerTest {
 protected:
   void SetUp() override {
@@ -200,36 +250,77 @@ protected:
         {{"command", "stitchcuda.acceptCandidate"}, {"arguments", {{{"jobId", jobId}, {"candidateId", "c1"}}}}})));
     return id;
   }
+  std::string read(const std::string& name) const {
+    std::ifstream in("/tmp/" + folder + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
   const std::string folder = "stitch_server_test_kernels_" + std::to_string(::getpid());
 };
 
-TEST_F(ServerProgramTest, TheEditCreatesTheProgramBesideTheModel) {
+// Even a client that can create files gets the program from the host: the edit changes the model only,
+// so that the editor's Undo of it (which the host follows) takes back exactly what Accept wrote.
+TEST_F(ServerProgramTest, TheHostWritesTheProgramAndTheEditChangesOnlyTheModel) {
   json caps = fullCapabilities;
   caps["workspace"]["workspaceEdit"]["resourceOperations"] = {"create", "rename"};
   initialize(caps);
   openDocument(3);
   const json id = accept(startJob());
   auto edit = answer("workspace/applyEdit", {{"applied", true}})["params"]["edit"]["documentChanges"];
-  ASSERT_EQ(edit.size(), 3u);
-  EXPECT_EQ(edit[0]["kind"], "create");
-  EXPECT_EQ(edit[0]["uri"], "file:///tmp/" + folder + "/m.cu");
-  EXPECT_EQ(edit[1]["edits"][0]["newText"], "// the program\n");
-  EXPECT_EQ(edit[2]["textDocument"]["uri"], uri);
-  EXPECT_FALSE(std::filesystem::exists("/tmp/" + folder));  // the client writes it
+  ASSERT_EQ(edit.size(), 1u);
+  EXPECT_EQ(edit[0]["textDocument"]["uri"], uri);
+  EXPECT_EQ(read("m.cu"), "// the program\n");
   ASSERT_TRUE(out.waitForId(id));
 }
 
-TEST_F(ServerProgramTest, AClientThatCannotCreateFilesGetsThemWrittenFirst) {
+// Undo of the Accept removes every file it added, and the folder it made; a file it replaced gets its
+// text back. Redo writes the program again.
+TEST_F(ServerProgramTest, UndoTakesTheProgramBackAndRedoWritesItAgain) {
+  programFiles.push_back({folder + "/__init__.py", "# the loader\n"});
+  initialize(fullCapabilities);
+  openDocument(3);
+  const std::string before(20, '\n');
+  const std::string after = std::string(10, '\n') + "        return stitch_ops.gelu_scale(x)\n" + std::string(8, '\n');
+  auto change = [&](int version, const std::string& text) {
+    notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", {{{"text", text}}}}});
+  };
+  const json id = accept(startJob());
+  change(4, after);
+  answer("workspace/applyEdit", {{"applied", true}});
+  ASSERT_TRUE(out.waitForId(id));
+  EXPECT_EQ(read("m.cu"), "// the program\n");
+  EXPECT_EQ(read("__init__.py"), "# the loader\n");
+  change(5, before);
+  EXPECT_FALSE(std::filesystem::exists("/tmp/" + folder));
+  change(6, after);
+  EXPECT_EQ(read("m.cu"), "// the program\n");
+  EXPECT_EQ(read("__init__.py"), "# the loader\n");
+}
+
+TEST_F(ServerProgramTest, UndoGivesAReplacedFileItsTextBack) {
+  std::filesystem::create_directories("/tmp/" + folder);
+  std::ofstream("/tmp/" + folder + "/m.cu") << "// the user's own\n";
   initialize(fullCapabilities);
   openDocument(3);
   const json id = accept(startJob());
-  auto edit = answer("workspace/applyEdit", {{"applied", true}})["params"]["edit"]["documentChanges"];
-  ASSERT_EQ(edit.size(), 1u);
-  std::ifstream written("/tmp/" + folder + "/m.cu");
-  std::stringstream text;
-  text << written.rdbuf();
-  EXPECT_EQ(text.str(), "// the program\n");
+  notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 4}}}, {"contentChanges", {{{"text", "edited\n"}}}}});
+  answer("workspace/applyEdit", {{"applied", true}});
   ASSERT_TRUE(out.waitForId(id));
+  EXPECT_EQ(read("m.cu"), "// the program\n");
+  notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 5}}}, {"contentChanges", {{{"text", std::string(20, '\n')}}}}});
+  EXPECT_EQ(read("m.cu"), "// the user's own\n");
+}
+
+TEST_F(ServerProgramTest, AnEditTheClientDoesNotApplyLeavesNoProgram) {
+  initialize(fullCapabilities);
+  openDocument(3);
+  const json id = accept(startJob());
+  answer("workspace/applyEdit", {{"applied", false}, {"failureReason", "the user said no"}});
+  auto reply = out.waitForId(id);
+  ASSERT_TRUE(reply);
+  EXPECT_TRUE(reply->contains("error"));
+  EXPECT_FALSE(std::filesystem::exists("/tmp/" + folder));
 }
 
 TEST_F(ServerProgramTest, AProgramGoneFromTheJobFolderIsAnError) {

@@ -14,12 +14,16 @@
 // built-in brain on a small elementwise model: Cancel on the progress notification cancels a
 // job; a job streams its plan and an unverified candidate (no GPU here) whose lens Reject
 // removes (--no-live-candidates, or STITCHCUDA_E2E_LIVE_CANDIDATES=0, skips this one for a
-// host without the built-in brain); a finished job's CPU profile shows in a hover; Accept of an
-// unverified live candidate asks first, writes the program folder beside the model through the
-// edit, and the saved model builds with nvcc and says it needs a GPU in a fresh Python; Show
+// host without the built-in brain); a finished job's CPU profile shows in a hover (the line's own
+// operators; the forward's line: the whole forward and the candidates), the status bar says "not
+// measured (no GPU)"; Diff lists the model's edit and the program's files, and "Show generated CUDA"
+// works from it; Accept of an unverified live candidate asks first, writes the program folder beside
+// the model, and the saved model builds with nvcc and, on CPU tensors in a fresh Python, runs its
+// original forward; Undo removes every file Accept added and brings the lens back, Accept again; Show
 // generated CUDA, Export (the program folder, and the one-file KernelBench form), the candidate's
 // report (hover) linking to both; a model that raises when built gets a diagnostic on its line; an
-// interpreter without PyTorch gets an error offering "Open settings" (no Python extension here).
+// interpreter without PyTorch gets an error offering "Open settings" (no Python extension here), and
+// one line naming stitchcuda.pythonPath in the status bar and the log.
 // Screenshots go to --artifacts.
 // Every process it starts is ended by pid; the run ends with a 'N passed, N failed' line.
 import { chromium } from 'playwright-core';
@@ -423,7 +427,7 @@ try {
       await page.waitForTimeout(500); // let the toast finish sliding in before the screenshot
       await wb.screenshot(artifacts, '09-live-progress');
       await toast.locator('.monaco-button', { hasText: 'Cancel' }).click();
-      const row = await waitFor(async () => { const r = await liveRow(); return /cancelled|failed|improved|no improvement/.test(r) ? r : ''; },
+      const row = await waitFor(async () => { const r = await liveRow(); return /cancelled|failed|improved|no improvement|not measured/.test(r) ? r : ''; },
         'the cancelled job to end', 60000, 500);
       assert(/cancelled/.test(row), `the job ended as: ${row}`);
       await toast.waitFor({ state: 'hidden', timeout: 10000 });
@@ -438,7 +442,7 @@ try {
         const l = await wb.codeLenses();
         if (l.some((x) => /Accept anyway… \(unverified\)/.test(x))) return l;
         const row = await liveRow();
-        if (/failed|no improvement|cancelled|improved/.test(row) && !endedAt) endedAt = Date.now();
+        if (/failed|no improvement|not measured|cancelled|improved/.test(row) && !endedAt) endedAt = Date.now();
         // A lens may follow the job's end by a moment; after 10 s the job has none.
         if (endedAt && Date.now() - endedAt > 10000 && !l.some((x) => x.includes('Accept ('))) {
           liveEnded = row;
@@ -462,7 +466,7 @@ try {
       if (!liveCandidates) {
         await optimizeLive();
       }
-      if (!liveEnded) await waitFor(async () => /failed|no improvement|cancelled|improved/.test(await liveRow()), 'the live job to end', 240000, 2000);
+      if (!liveEnded) await waitFor(async () => /failed|no improvement|not measured|cancelled|improved/.test(await liveRow()), 'the live job to end', 240000, 2000);
       const decorated = await wb.inlineDecorations();
       log(`live inline text: ${JSON.stringify(decorated)}`);
       if (decorated.length === 0) {
@@ -475,13 +479,44 @@ try {
       const text = await wb.hoverAtCursor(/StitchCUDA profile/);
       log(`live hover: ${text.split('\n').slice(0, 4).join(' | ')}`);
       await wb.screenshot(artifacts, '12-live-hover');
+      // The line with a scalar lists what the model calls, not what PyTorch does inside (the scalar's copy, allocations).
+      await wb.gotoLine(lines.indexOf('h = x * y + 0.5') + 1);
+      const ops = await wb.hoverAtCursor(/operators:/);
+      assert(/aten::mul/.test(ops) && /aten::add/.test(ops), `the line's own operators: ${ops}`);
+      assert(!/_to_copy|copy_|empty_strided|aten::empty|aten::to\b/.test(ops), `no profiler internals: ${ops}`);
+      // The forward's own line: the whole forward's time and what became of its candidates.
+      await wb.gotoLine(lines.findIndex((l) => l.startsWith('def forward')) + 1);
+      const forward = await wb.hoverAtCursor(/Whole forward/);
+      assert(/Model\.forward/.test(forward) && /CPU time \(no GPU\)/.test(forward) && /not measured \(no GPU\)/.test(forward),
+        `the forward's hover: ${forward}`);
+      await wb.screenshot(artifacts, '12b-live-forward-hover');
+      await page.keyboard.press('Escape');
+      const bar = await wb.statusBarText();
+      assert(/not measured \(no GPU\)/.test(bar) && !/no improvement/.test(bar), `status bar: ${bar}`);
     });
 
-    if (liveCandidates) await check('live: Accept of an unverified candidate asks first, then writes the program beside the model, which runs in a fresh Python with only PyTorch', async () => {
+    if (liveCandidates) await check('live: Diff shows the model\'s edit and the files Accept adds; "Show generated CUDA" from the Diff opens the candidate\'s .cu', async () => {
       await optimizeLive();
       const lens = 'Accept anyway… (unverified)';
       await waitFor(async () => (await wb.codeLenses()).some((x) => x.includes(lens)), 'an unverified candidate lens', 240000, 2000);
-      await waitFor(async () => /failed|no improvement|cancelled|improved/.test(await liveRow()), 'the live job to end', 240000, 2000);
+      await wb.codeLensLink(lens, 'Diff').click();
+      const changes = page.locator('.editor-group-container.active .multiDiffEditor');
+      await changes.waitFor({ state: 'visible', timeout: 15000 });
+      await waitFor(async () => { const t = await changes.innerText(); return /live_block\.cu/.test(t) && /__init__\.py/.test(t) && /live_block\.py/.test(t); },
+        'the changes editor to list the model, the .cu and the loader', 15000);
+      await wb.screenshot(artifacts, '13b-live-diff-with-program');
+      await wb.runCommand('StitchCUDA: Show generated CUDA');
+      await page.locator('.tabs-container .tab.active', { hasText: 'live_block.cu' }).waitFor({ timeout: 15000 });
+      await wb.waitForEditorText((t) => t.includes('stitch_forward'), 'show the candidate\'s CUDA');
+      await wb.runCommand('View: Close All Editors');
+    });
+
+    if (liveCandidates) await check('live: Accept of an unverified candidate asks first, then writes the program beside the model, which runs in a fresh Python with only PyTorch', async () => {
+      const lens = 'Accept anyway… (unverified)';
+      await wb.openFile('live_block.py');
+      if (!(await wb.codeLenses()).some((x) => x.includes(lens))) await optimizeLive();
+      await waitFor(async () => (await wb.codeLenses()).some((x) => x.includes(lens)), 'an unverified candidate lens', 240000, 2000);
+      await waitFor(async () => /failed|no improvement|not measured|cancelled|improved/.test(await liveRow()), 'the live job to end', 240000, 2000);
       await wb.codeLensLink(lens, 'Accept anyway…').click();
       const dialog = page.locator('.monaco-dialog-box');
       await dialog.waitFor({ state: 'visible', timeout: 10000 });
@@ -508,8 +543,12 @@ try {
         'import json, sys, torch, live_block, stitchcuda_kernels as k',
         'out = {"harness": any(m.startswith("stitchcuda_harness") for m in sys.modules)}',
         'out["library"] = k.build("live_block.cu", arch="sm_90")',
+        'import warnings',
         'm = live_block.Model()',
-        'try:\n    m(*live_block.get_inputs())\nexcept k.NeedsGpuError as e:\n    out["needs_gpu"] = str(e)',
+        'x, y = live_block.get_inputs()',
+        'with warnings.catch_warnings(record=True) as said:\n    warnings.simplefilter("always")\n    got = m(x, y)',
+        'out["warned"] = [str(w.message) for w in said]',
+        'out["original"] = bool(torch.equal(got, torch.relu(x * y + 0.5) * torch.sigmoid(x)))',
         'print(json.dumps(out))',
       ].join('\n');
       const printed = await run(python, ['-B', '-E', '-s', '-c', check], {
@@ -519,7 +558,32 @@ try {
       log(`fresh Python: ${JSON.stringify(result)}`);
       assert(!result.harness, 'the model runs without the harness');
       assert(existsSync(result.library) && result.library.startsWith(join(root, 'program-cache')), `nvcc built ${result.library} in the user's cache`);
-      assert(/needs CUDA tensors/.test(result.needs_gpu ?? ''), `it says it needs a GPU: ${result.needs_gpu}`);
+      // Off the GPU the kept model runs its original forward, and says so once.
+      assert(result.original, 'on CPU tensors the forward gives the original\'s result');
+      assert(result.warned.some((w) => /running the original PyTorch forward/.test(w)), `it says why: ${JSON.stringify(result.warned)}`);
+    });
+
+    if (liveCandidates) await check('live: Undo of the Accept removes every file it added and opens the candidate again; Accept again writes them again', async () => {
+      const kernels = join(dirs.workspace, 'stitchcuda_kernels');
+      const lens = 'Accept anyway… (unverified)';
+      await wb.openFile('live_block.py');
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+Z');
+      await wb.waitForEditorText((t) => !t.includes('load_program') && t.includes('h = torch.relu(h)'), 'show the model as it was');
+      await waitFor(() => !existsSync(kernels), 'the program folder to go', 10000);
+      await waitFor(async () => (await wb.codeLenses()).some((x) => x.includes(lens)), 'the candidate\'s lens to come back', 15000);
+      const rows = await wb.planRows();
+      assert(!rows.some((r) => /accepted/.test(r)), `the plan shows no accepted candidate: ${rows.join(' | ')}`);
+      await wb.screenshot(artifacts, '15b-live-undone');
+      await wb.codeLensLink(lens, 'Accept anyway…').click();
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ state: 'visible', timeout: 10000 });
+      await dialog.locator('.monaco-button', { hasText: 'Accept anyway' }).click();
+      await wb.waitForEditorText((t) => t.includes('load_program'), 'show the accepted candidate again');
+      await waitFor(() => existsSync(join(kernels, 'live_block.cu')) && existsSync(join(kernels, '__init__.py')), 'the program written again', 10000);
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+S');
+      await waitFor(() => readFileSync(join(dirs.workspace, 'live_block.py'), 'utf8').includes('load_program('), 'the saved model on disk', 10000);
     });
 
     /** Runs "Export optimized program" on the open model: picks the form, then types the folder into VS Code's simple dialog. */
@@ -616,6 +680,12 @@ try {
       assert(/Open settings/.test(said) && !/Select interpreter/.test(said), `"Open settings", and no "Select interpreter" without the Python extension: ${said}`);
       await page.locator('.notification-toast', { hasText: 'optimizing live_block.py' }).waitFor({ state: 'hidden', timeout: 10000 });
       await wb.screenshot(artifacts, '20-interpreter-without-torch');
+      // One clear message, not the worker's words, in the status bar and the log.
+      const bar = await waitFor(async () => { const t = await wb.statusBarText(); return /PyTorch/.test(t) ? t : ''; }, 'the status bar to name the problem', 10000);
+      assert(/Python has no PyTorch/.test(bar) && !/failed|ModuleNotFoundError/.test(bar), `status bar: ${bar}`);
+      const logText = extensionLog();
+      assert(!/hello failed|ModuleNotFoundError|internal_error/.test(logText), `the log has no traceback words:\n${logText.split('\n').filter((l) => /torch|hello/i.test(l)).join('\n')}`);
+      assert(/has no PyTorch.*stitchcuda\.pythonPath/.test(logText), 'the log says what to set');
       await toast.locator('.monaco-button', { hasText: 'Open settings' }).click();
       await page.locator('.settings-editor').first().waitFor({ timeout: 15000 });
       writeFileSync(wsSettings, '{}');
