@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -118,6 +119,72 @@ def parse_diagnostics(log: str, source: str) -> list[Diagnostic]:
     return diags
 
 
+def arch_flags(arch: str) -> list[str]:
+    """Machine code for this one architecture and nothing else. `-arch=sm_90a` also runs the device
+    front end a second time for compute_90 PTX (JIT code for other GPUs), which the library, built
+    for the GPU it runs on, never uses: a third more compile time for a large candidate."""
+    number = arch.split("_", 1)[-1]
+    return ["-gencode", f"arch=compute_{number},code=sm_{number}"]
+
+
+# Builds started in this worker and not yet collected, by output path (see Builder.start).
+_RUNNING: dict[str, "PendingBuild"] = {}
+_RUNNING_LOCK = threading.Lock()
+
+
+class PendingBuild:
+    """One nvcc run in the background. Its output goes to a file, not a pipe, so a build nobody
+    waits on yet never blocks on a full pipe; a thread reaps it, so `seconds` is nvcc's own time
+    even when the result is collected long after it ended."""
+
+    def __init__(self, source: str, digest: str, output: str, tmp: str, cmd: list[str], t0: float) -> None:
+        self._result: Optional[BuildResult] = None
+        self._thread: Optional[threading.Thread] = None
+        if not cmd:
+            return
+        self._log = open(f"{tmp}.log", "w+", encoding="utf-8", errors="replace")
+        proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self._thread = threading.Thread(target=self._reap, args=(proc, source, digest, output, tmp, cmd, t0), daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def done(cls, result: BuildResult) -> "PendingBuild":
+        p = cls("", "", "", "", [], 0.0)
+        p._result = result
+        return p
+
+    def result(self) -> BuildResult:
+        if self._thread is not None:
+            self._thread.join()
+        assert self._result is not None
+        return self._result
+
+    def _reap(self, proc: subprocess.Popen, source: str, digest: str, output: str, tmp: str, cmd: list[str],
+              t0: float) -> None:
+        try:
+            status = proc.wait()
+            seconds = time.perf_counter() - t0
+            self._log.seek(0)
+            log = self._log.read().strip()
+            self._log.close()
+            os.unlink(self._log.name)
+            diags = parse_diagnostics(log, source)
+            if status != 0:
+                if not any(d.severity == "error" for d in diags):
+                    diags.append(Diagnostic("error", f"nvcc exited with status {status}"))
+                self._result = BuildResult(source, False, None, False, seconds, digest, cmd, diags, log)
+            else:
+                os.replace(tmp, output)  # atomic: parallel builds of one hash never see half a library
+                self._result = BuildResult(source, True, output, False, seconds, digest, cmd, diags, log)
+        except Exception as exc:  # the build's failure, reported as one: a reaper thread must not die silently
+            self._result = BuildResult(source, False, None, False, time.perf_counter() - t0, digest, cmd,
+                                       [Diagnostic("error", f"the build could not be collected: {exc}")], "")
+        finally:
+            with _RUNNING_LOCK:
+                if _RUNNING.get(output) is self:
+                    del _RUNNING[output]
+
+
 class Builder:
     def __init__(self, cache_dir: str, arch: Optional[str] = None, extra_flags: Optional[list[str]] = None) -> None:
         nvcc = find_nvcc()
@@ -129,7 +196,8 @@ class Builder:
 
     def content_hash(self, source: str) -> str:
         h = hashlib.sha256()
-        for part in (self._identity, self.arch, " ".join(self.extra_flags)):
+        # The command's flags too: a library built by another recipe is not this one.
+        for part in (self._identity, self.arch, " ".join(self.command("", "", ""))):
             h.update(part.encode() + b"\0")
         # The source, its sibling headers and our ABI header: what the output depends on.
         siblings = sorted(glob.glob(os.path.join(os.path.dirname(source), "*.h")) +
@@ -142,36 +210,39 @@ class Builder:
 
     def command(self, source: str, output: str, text: str) -> list[str]:
         return [self.nvcc or "nvcc", "-O3", "-std=c++17", "-lineinfo", "-shared", "-Xcompiler", "-fPIC",
-                f"-arch={self.arch}", "-I", INCLUDE_DIR, *self.extra_flags, "-o", output, source,
+                *arch_flags(self.arch), "-I", INCLUDE_DIR, *self.extra_flags, "-o", output, source,
                 *library_flags(text, self.nvcc)]
 
     def build(self, source: str) -> BuildResult:
+        return self.start(source).result()
+
+    def start(self, source: str) -> "PendingBuild":
+        """Starts nvcc on `source` and returns at once; `result()` waits for it. A build of the same
+        content already running in this process is joined, not started again: the loop starts the
+        first candidate's build before it times the reference, and the verifier collects it."""
         source = os.path.abspath(source)
         t0 = time.perf_counter()
         if not os.path.isfile(source):
-            return BuildResult(source, False, None, False, 0.0, "", [],
-                               [Diagnostic("error", f"no such file: {source}", source)], "")
+            return PendingBuild.done(BuildResult(source, False, None, False, 0.0, "", [],
+                                                 [Diagnostic("error", f"no such file: {source}", source)], ""))
         if self.nvcc is None:
-            return BuildResult(source, False, None, False, 0.0, "", [],
-                               [Diagnostic("error", "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)")], "")
+            return PendingBuild.done(BuildResult(source, False, None, False, 0.0, "", [],
+                                                 [Diagnostic("error", "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)")], ""))
         digest = self.content_hash(source)
         output = os.path.join(self.cache_dir, digest, "libcandidate.so")
-        if os.path.isfile(output):
-            return BuildResult(source, True, output, True, time.perf_counter() - t0, digest)
-        os.makedirs(os.path.dirname(output), exist_ok=True)
-        tmp = f"{output}.{os.getpid()}.{id(self)}.tmp"
-        with open(source, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-        cmd = self.command(source, tmp, text)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        log = (proc.stdout + proc.stderr).strip()
-        diags = parse_diagnostics(log, source)
-        if proc.returncode != 0:
-            if not any(d.severity == "error" for d in diags):
-                diags.append(Diagnostic("error", f"nvcc exited with status {proc.returncode}"))
-            return BuildResult(source, False, None, False, time.perf_counter() - t0, digest, cmd, diags, log)
-        os.replace(tmp, output)  # atomic: parallel builds of one hash never see half a library
-        return BuildResult(source, True, output, False, time.perf_counter() - t0, digest, cmd, diags, log)
+        with _RUNNING_LOCK:
+            running = _RUNNING.get(output)
+            if running is not None:
+                return running
+            if os.path.isfile(output):
+                return PendingBuild.done(BuildResult(source, True, output, True, time.perf_counter() - t0, digest))
+            os.makedirs(os.path.dirname(output), exist_ok=True)
+            with open(source, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            tmp = f"{output}.{os.getpid()}.{id(self)}.tmp"
+            pending = PendingBuild(source, digest, output, tmp, self.command(source, tmp, text), t0)
+            _RUNNING[output] = pending
+            return pending
 
     def build_many(self, sources: list[str], jobs: Optional[int] = None) -> list[BuildResult]:
         workers = max(1, min(len(sources), jobs or os.cpu_count() or 1))

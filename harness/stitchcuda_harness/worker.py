@@ -122,6 +122,11 @@ class Worker:
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise HarnessError("invalid_params", "'paths' must be a list of strings")
         builder = Builder(_param(params, "cacheDir", str), params.get("arch"), params.get("flags"))
+        if params.get("background"):
+            # Started, not awaited: a later build or verify of the same source in this worker
+            # collects it (nvcc_build.Builder.start), while this worker answers other requests.
+            started = [builder.start(p) for p in paths]
+            return {"arch": builder.arch, "started": len(started)}
         results = builder.build_many(paths, params.get("jobs"))
         return {"arch": builder.arch, "builds": [r.to_json() for r in results]}
 

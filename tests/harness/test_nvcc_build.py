@@ -35,6 +35,34 @@ class NvccBuildTest(unittest.TestCase):
         self.assertTrue(all(r.ok for r in results), [r.log for r in results])
         self.assertEqual(len({r.library for r in results}), 3)
 
+    def test_background_build_is_collected_not_repeated(self) -> None:
+        src = os.path.join(HONEST, "host_elementwise", "candidate.cu")
+        started = self.builder.start(src)
+        # Another builder in the same worker (the verifier's) joins the running build.
+        joined = Builder(self.cache, "sm_90").start(src)
+        self.assertIs(joined, started)
+        result = joined.result()
+        self.assertTrue(result.ok, result.log)
+        self.assertFalse(result.cached)
+        self.assertGreater(result.seconds, 0.0)
+        self.assertEqual(os.listdir(os.path.dirname(result.library)), ["libcandidate.so"])  # no .tmp or .log left
+        self.assertTrue(self.builder.build(src).cached)
+
+    def test_background_build_failure_is_its_result(self) -> None:
+        d = tempfile.mkdtemp(dir=self.cache)
+        src = os.path.join(d, "bad.cu")
+        with open(src, "w") as f:
+            f.write("__global__ void k(float* p) {\n  p[0] = undefined_name;\n}\n")
+        r = self.builder.start(src).result()
+        self.assertFalse(r.ok)
+        self.assertIn("undefined_name", r.log)
+        self.assertEqual([e.line for e in r.diagnostics if e.severity == "error"][:1], [2])
+
+    def test_one_architecture_and_no_ptx(self) -> None:
+        cmd = Builder(self.cache, "sm_90a").command("a.cu", "a.so", "")
+        self.assertIn("arch=compute_90a,code=sm_90a", cmd)
+        self.assertFalse([c for c in cmd if c.startswith("-arch")])
+
     def test_compile_error_maps_to_candidate_line(self) -> None:
         d = tempfile.mkdtemp(dir=self.cache)
         src = os.path.join(d, "bad.cu")
