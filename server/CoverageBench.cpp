@@ -4,7 +4,7 @@
 #include "agents/BaselineJob.h"
 #include "agents/JobLog.h"
 #include "agents/builtin/BuiltinBrain.h"
-#include "agents/builtin/GraphIR.h"
+#include "agents/builtin/GraphNormalize.h"
 #include "process/ChildGroups.h"
 #include "process/ChildProcess.h"
 #include "protocol/NumberText.h"

@@ -5,7 +5,7 @@
 // exactly as a plan's is. The harness then scores it 0 where none of the candidate's own code ran.
 #pragma once
 
-#include "agents/builtin/GraphIR.h"
+#include "agents/ir/GraphIR.h"
 #include "protocol/StitchTypes.h"
 
 #include <map>

@@ -2,6 +2,7 @@
 #include "server/Scoring.h"
 
 #include "server/ScoreCoverage.h"
+#include "agents/builtin/GraphNormalize.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,5 +1,6 @@
 // The built-in brain; see BuiltinBrain.h.
 #include "agents/builtin/BuiltinBrain.h"
+#include "agents/builtin/GraphNormalize.h"
 #include "agents/builtin/LibraryEmitter.h"
 #include "agents/builtin/MemoryFormat.h"
 

@@ -2,7 +2,7 @@
 // keeps the same signature) and the body's lines (the span a candidate's edit replaces).
 #pragma once
 
-#include "agents/builtin/Outcome.h"
+#include "agents/ir/Outcome.h"
 
 #include <string>
 #include <vector>

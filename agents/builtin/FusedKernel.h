@@ -4,7 +4,7 @@
 // nodes into it.
 #pragma once
 
-#include "agents/builtin/GraphIR.h"
+#include "agents/ir/GraphIR.h"
 
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
-// Rewrites of the captured graph before it is typed; see normalizeGraph in GraphIR.h.
-#include "agents/builtin/GraphIR.h"
+// Rewrites of the captured graph before it is typed; see GraphNormalize.h.
+#include "agents/builtin/GraphNormalize.h"
 
 #include "agents/builtin/KernelBuilder.h"
 #include "agents/builtin/NodeArgs.h"

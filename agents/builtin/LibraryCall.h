@@ -6,7 +6,7 @@
 // no copy.
 #pragma once
 
-#include "agents/builtin/GraphIR.h"
+#include "agents/ir/GraphIR.h"
 #include "profiling/ComputeFloor.h"
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // name without namespace and overload, and numbers or None with a fallback.
 #pragma once
 
-#include "agents/builtin/GraphIR.h"
+#include "agents/ir/GraphIR.h"
 
 #include <string>
 

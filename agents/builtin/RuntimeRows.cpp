@@ -1,6 +1,7 @@
 // Which numbers of a plan scale with the batch; see RuntimeRows.h.
 #include "agents/builtin/RuntimeRows.h"
 
+#include "agents/builtin/GraphNormalize.h"
 #include "agents/builtin/MemoryFormat.h"
 
 #include <algorithm>

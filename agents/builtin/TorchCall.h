@@ -3,7 +3,7 @@
 // operators the plan leaves in PyTorch and for the views they read.
 #pragma once
 
-#include "agents/builtin/GraphIR.h"
+#include "agents/ir/GraphIR.h"
 
 #include <functional>
 

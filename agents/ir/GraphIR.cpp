@@ -1,13 +1,13 @@
 // Parsing of stitchcuda.graph/1; see GraphIR.h. Each error names the path of the field that
 // failed ("nodes[3].inputs[1]") so a harness change is found at once.
-#include "agents/builtin/GraphIR.h"
+#include "agents/ir/GraphIR.h"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include <stdexcept>
 
-namespace stitch::agents::builtin {
+namespace stitch::agents::ir {
 namespace {
 
 using nlohmann::json;
@@ -308,4 +308,4 @@ std::optional<std::vector<int64_t>> asIntList(const ScalarValue& v) {
   return std::nullopt;
 }
 
-}  // namespace stitch::agents::builtin
+}  // namespace stitch::agents::ir

@@ -1,9 +1,9 @@
 // The harness's captured ATen graph (schema stitchcuda.graph/1, protocol/HARNESS.md) as typed
-// structs: the planner and coder read these, never raw JSON. Parsing reports the first field
+// structs, shared by both brains: the planner, coder and prompts read these, never raw JSON. Parsing reports the first field
 // that does not fit, with the node or tensor it belongs to.
 #pragma once
 
-#include "agents/builtin/Outcome.h"
+#include "agents/ir/Outcome.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-namespace stitch::agents::builtin {
+namespace stitch::agents::ir {
 
 struct SourceRef {
   std::string file;
@@ -150,17 +150,14 @@ private:
 
 Outcome<Graph> parseGraph(const nlohmann::json& j);
 
-// The built-in brain's view of a capture (GraphNormalize.cpp), applied before parseGraph:
-// `_unsafe_view` and whole-range slices are views; addmm/baddbmm become mm/bmm followed by
-// explicit scale and add nodes; a convolution's bias becomes an add of a [C, 1, ...] view after a
-// bias-free convolution. Library calls then carry no epilogue of their own, and the planner
-// decides where each epilogue op runs (the library's epilogue or a fused generated kernel). The
-// LLM brain reads the capture as it is: the operators the user's code really issued.
-nlohmann::json normalizeGraph(nlohmann::json graph);
-
 // Reads scalars as numbers: ints and bools widen to double; anything else is nullopt.
 std::optional<double> asNumber(const ScalarValue& v);
 // Reads an int or an int list as a list of dims.
 std::optional<std::vector<int64_t>> asIntList(const ScalarValue& v);
 
+}  // namespace stitch::agents::ir
+
+// The built-in brain, where this IR grew, names its types as its own.
+namespace stitch::agents::builtin {
+using namespace ir;
 }  // namespace stitch::agents::builtin

@@ -1,4 +1,4 @@
-// Errors as values for the built-in brain: parsing, planning and code generation return a
+// Errors as values for both brains: parsing, planning and code generation return a
 // value or a Failure saying what failed and where, so nothing throws across the job thread.
 #pragma once
 
@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace stitch::agents::builtin {
+namespace stitch::agents::ir {
 
 struct Failure {
   std::string message;  // what failed, where (file:line or graph node when known), what to do
@@ -15,4 +15,8 @@ struct Failure {
 template <typename T>
 using Outcome = protocol::Result<T, Failure>;
 
+}  // namespace stitch::agents::ir
+
+namespace stitch::agents::builtin {
+using namespace ir;
 }  // namespace stitch::agents::builtin

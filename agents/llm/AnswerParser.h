@@ -3,7 +3,7 @@
 // Every error says exactly what is wrong, because it is sent back to the model verbatim.
 #pragma once
 
-#include "agents/builtin/Outcome.h"
+#include "agents/ir/Outcome.h"
 #include "protocol/StitchTypes.h"
 
 #include <set>

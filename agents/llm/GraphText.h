@@ -2,7 +2,7 @@
 // per line, the reference's time per source line, the source with line numbers, the hardware.
 #pragma once
 
-#include "agents/builtin/GraphIR.h"
+#include "agents/ir/GraphIR.h"
 
 #include <map>
 #include <set>

@@ -3,7 +3,7 @@
 // request and the environment.
 #pragma once
 
-#include "agents/builtin/Outcome.h"
+#include "agents/ir/Outcome.h"
 #include "agents/llm/Secret.h"
 
 #include <chrono>

@@ -4,7 +4,7 @@
 // it never changes the reward or the guards.
 #pragma once
 
-#include "agents/builtin/Outcome.h"
+#include "agents/ir/Outcome.h"
 #include "agents/llm/ChatClient.h"
 #include "agents/llm/prompts/Prompts.h"
 

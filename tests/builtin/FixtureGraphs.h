@@ -3,6 +3,7 @@
 #pragma once
 
 #include "agents/builtin/Coder.h"
+#include "agents/builtin/GraphNormalize.h"
 #include "agents/builtin/MemoryFormat.h"
 
 #include <filesystem>
