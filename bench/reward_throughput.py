@@ -1,18 +1,25 @@
-"""serve-reward's throughput with 1 and N GPUs (issue 33's target: 40 candidates with --gpus 4 in at most
-0.3x the one-GPU time, with the same verdicts). For each GPU count it starts `stitchcuda serve-reward --gpus G`
-with a fresh jobs folder (cold build and baseline caches each time, so the runs compare alike), posts every
-row at once from as many clients (each retrying its 429s after Retry-After), and records the wall time from
-the first post to the last answer, each row's verdict, correctness, speedup and reward, and the service's
-metrics. It then compares each count's wall time with the first's and each row's verdict with the first run's.
-With --also-batch the same rows also go through `stitchcuda score --batch --gpus G` (a fresh jobs folder too);
-its wall time includes starting its workers, where the service's starts once they said hello.
+"""Scoring throughput over GPUs (issue 33's target: 40 candidates scored with --gpus 4, and through serve-reward,
+in at most 0.3x the one-GPU time, with the same verdicts as one GPU). The same rows go through
+`stitchcuda score --batch --gpus G` for each G of --batch-gpus, then through `stitchcuda serve-reward --gpus G`
+for each G of --service-gpus (every row posted at once from as many clients, each retrying its 429s after
+Retry-After). Each run gets a fresh jobs folder, so candidate builds are cold in every run; with --warm, every
+task's reference is timed first (eager and torch.compile: a baseline, ~12 s a task) and that baseline cache is
+copied into each run's folder, as a training run that scores many rollouts of the same tasks has it after its
+first step. Per run: the wall time (for score --batch from the command's start, its workers' start included; for
+the service from the first post to the last answer, its workers started), each row's verdict, correctness,
+speedup and reward; then each run's time and verdicts against the first run's. Results go to --out after every
+run (results.json, results.md); --deadline S starts no run after S seconds.
 
-Rows are `score --batch` rows (protocol/SCORE.md), from --rows ROWS.jsonl, or every candidate folder of a bench
-run's jobs folder (--from-jobs RESULTS/jobs: each job's task snapshot and its candidates/cN). A row's recorded
-`verdict` is dropped: the point is the verifier running on the GPUs.
+Rows are `score --batch` rows (protocol/SCORE.md) from --rows ROWS.jsonl, from a bench run's jobs folder
+(--from-jobs RESULTS/jobs: each job's task snapshot and its candidates/cN), or from the built-in brain's
+candidates for the suite's tasks (--from-candidates DIR, the folder tests/builtin's generate_candidates writes):
+groups of --per-task rows per task, as a GRPO step scores a group of rollouts of one prompt: the task's
+variants (TF32 allowed, eager's precision, channels-last), padded with copies of its candidate that differ by a
+comment (built again, as another rollout's code would be). A row's recorded `verdict` is dropped: the point is
+the verifier running on the GPUs. bench/reward_throughput_gpu.sh runs it on a GPU machine in one command.
 
-    python3 bench/reward_throughput.py --from-jobs build-gpu/suite/jobs --limit 40 --gpus 1 4 --also-batch \\
-        --binary build-gpu/bin/stitchcuda --out bench/results/reward_throughput_DATE_GPU
+    python3 bench/reward_throughput.py --from-candidates .carry/reward_candidates --limit 40 --warm \\
+        --batch-gpus 1 4 --service-gpus 4 --binary build-gpu/bin/stitchcuda --out OUT
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ import glob
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -45,6 +53,34 @@ def rows_from_jobs(jobs_dir: str) -> list[dict[str, Any]]:
     return rows
 
 
+def rows_from_candidates(candidates: str, tasks_dir: str, per_task: int, count: int, out_dir: str) -> list[dict[str, Any]]:
+    """count // per_task tasks spread evenly over the suite (levels and operator families alike), each a group
+    of per_task rows: its candidate's variants, then copies of its candidate told apart by a comment. The rows'
+    candidates are copied under out_dir, so a run reads nothing it may have changed."""
+    tasks = {os.path.basename(t)[:-3]: t for t in glob.glob(os.path.join(tasks_dir, "level*", "*.py"))}
+    names = sorted((n for n in tasks if os.path.isdir(os.path.join(candidates, n))), key=lambda n: int(n.split("_")[0]))
+    groups = max(1, count // per_task)
+    chosen = [names[i * len(names) // groups] for i in range(min(groups, len(names)))]
+    rows = []
+    for name in chosen:
+        variants = sorted(glob.glob(os.path.join(candidates, glob.escape(name) + ".*")))[:per_task - 1]
+        group = [os.path.join(candidates, name)] + variants
+        group += [os.path.join(candidates, name)] * (per_task - len(group))
+        for k, source in enumerate(group):
+            rid = f"{name}/{k}:{os.path.basename(source).partition('.')[2] or 'base'}"
+            target = os.path.join(out_dir, "candidates", f"{name}.{k}")
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target)
+            if source == group[0] and k > 0:
+                with open(os.path.join(target, "candidate.cu"), "a") as f:
+                    f.write(f"\n// rollout {k} of the group\n")  # another content hash: built again
+            row = {"id": rid, "reference": os.path.abspath(tasks[name]), "candidate": os.path.abspath(target)}
+            if source.endswith(".tensor_cores"):
+                row["allowPrecision"] = ["tf32"]  # the job that made this variant allowed TF32
+            rows.append(row)
+    return rows[:count]
+
+
 def post(url: str, row: dict[str, Any]) -> tuple[int, dict[str, Any], int]:
     """The answer's status and body, after as many 429s as it took (counted)."""
     refused = 0
@@ -62,8 +98,19 @@ def post(url: str, row: dict[str, Any]) -> tuple[int, dict[str, Any], int]:
             time.sleep(float(error.headers.get("Retry-After", "1")) * (1 + 0.5 * random.random()))
 
 
-def run(binary: str, python: Optional[str], gpus: int, rows: list[dict[str, Any]], out_dir: str) -> dict[str, Any]:
-    jobs_dir = os.path.join(out_dir, f"jobs-{gpus}gpu")
+def fresh_jobs_dir(out_dir: str, name: str, baselines: Optional[str]) -> str:
+    """An empty jobs folder (cold builds), holding only the warm-up's baselines when there are some."""
+    jobs_dir = os.path.join(out_dir, name)
+    shutil.rmtree(jobs_dir, ignore_errors=True)
+    os.makedirs(os.path.join(jobs_dir, ".verify-cache"))
+    if baselines and os.path.isdir(baselines):
+        shutil.copytree(baselines, os.path.join(jobs_dir, ".verify-cache", "baselines"))
+    return jobs_dir
+
+
+def run_service(binary: str, python: Optional[str], gpus: int, rows: list[dict[str, Any]], out_dir: str,
+                baselines: Optional[str]) -> dict[str, Any]:
+    jobs_dir = fresh_jobs_dir(out_dir, f"jobs-service-{gpus}gpu", baselines)
     args = [binary, "serve-reward", "--port", "0", "--gpus", str(gpus), "--root", "/", "--jobs-dir", jobs_dir,
             "--queue", str(len(rows))] + (["--python", python] if python else [])
     with open(os.path.join(out_dir, f"serve-reward-{gpus}gpu.log"), "w") as log:
@@ -98,20 +145,21 @@ def run(binary: str, python: Optional[str], gpus: int, rows: list[dict[str, Any]
     return {"how": "serve-reward", "gpus": gpus, "wallSeconds": round(wall, 3), "rows": results, "metrics": metrics}
 
 
-def run_batch(binary: str, python: Optional[str], gpus: int, rows: list[dict[str, Any]], out_dir: str) -> dict[str, Any]:
-    rows_file, scores = os.path.join(out_dir, "rows.jsonl"), os.path.join(out_dir, f"scores-batch-{gpus}gpu.jsonl")
+def run_batch(binary: str, python: Optional[str], gpus: int, rows: list[dict[str, Any]], out_dir: str,
+              baselines: Optional[str], name: str = "batch") -> dict[str, Any]:
+    rows_file, scores = os.path.join(out_dir, f"rows-{name}.jsonl"), os.path.join(out_dir, f"scores-{name}-{gpus}gpu.jsonl")
     with open(rows_file, "w") as f:
         f.writelines(json.dumps(row) + "\n" for row in rows)
     if os.path.exists(scores):
         os.remove(scores)  # a fresh run, not a resumed one
     args = [binary, "score", "--batch", rows_file, "--out", scores, "--gpus", str(gpus), "--jobs-dir",
-            os.path.join(out_dir, f"jobs-batch-{gpus}gpu")] + (["--python", python] if python else [])
+            fresh_jobs_dir(out_dir, f"jobs-{name}-{gpus}gpu", baselines)] + (["--python", python] if python else [])
     start = time.monotonic()
-    with open(os.path.join(out_dir, f"score-batch-{gpus}gpu.log"), "w") as log:
+    with open(os.path.join(out_dir, f"score-{name}-{gpus}gpu.log"), "w") as log:
         subprocess.run(args, stdout=log, stderr=log)
     wall = time.monotonic() - start
     by_row = {}
-    with open(scores) as f:
+    with open(scores) if os.path.exists(scores) else open(os.devnull) as f:
         for line in f:
             answer = json.loads(line)
             by_row[answer["row"]] = answer
@@ -133,8 +181,13 @@ def row_result(row: dict[str, Any], body: dict[str, Any], status: int, refused: 
 def markdown(doc: dict[str, Any]) -> str:
     runs = doc["runs"]
     first = runs[0]
-    lines = [f"# serve-reward throughput ({doc['date']}, {doc['device']})", "", f"command: `{doc['command']}`", "",
-             "| how | GPUs | rows | wall (s) | vs first | scored | 429s | latency p50 / p95 (s) | same verdicts as first |",
+    lines = [f"# Scoring throughput over GPUs ({doc['date']}, {doc['device']})", "", f"command: `{doc['command']}`", ""]
+    if doc.get("warmUp"):
+        w = doc["warmUp"]
+        lines += [f"Warm-up (not timed below): each of the {len(w['rows'])} tasks' baselines (eager and torch.compile) "
+                  f"timed by score --batch --gpus {w['gpus']} in {w['wallSeconds']:.1f} s; every run below starts "
+                  "from those baselines and otherwise cold (candidate builds, PTX).", ""]
+    lines += ["| how | GPUs | rows | wall (s) | vs first | scored | 429s | latency p50 / p95 (s) | same verdicts as first |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         same = sum(a["verdictStatus"] == b["verdictStatus"] and a["correct"] == b["correct"]
@@ -157,30 +210,51 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--rows", help="score --batch rows (JSON lines)")
-    source.add_argument("--from-jobs", help="a bench run's jobs folder: every candidate in it")
-    parser.add_argument("--limit", type=int, help="the first N rows only")
-    parser.add_argument("--gpus", type=int, nargs="+", default=[1, 4])
-    parser.add_argument("--binary", default="build/bin/stitchcuda")
-    parser.add_argument("--python", help="the harness's interpreter (default: the host's rule)")
-    parser.add_argument("--also-batch", action="store_true", help="the same rows through score --batch --gpus G too")
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
+def read_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.rows:
         with open(args.rows) as f:
             rows = [json.loads(line) for line in f if line.strip()]
         for i, row in enumerate(rows):
             row.setdefault("id", str(i))
             row["reference"], row["candidate"] = os.path.abspath(row["reference"]), os.path.abspath(row["candidate"])
-    else:
+    elif args.from_jobs:
         rows = rows_from_jobs(args.from_jobs)
-    rows = [{k: v for k, v in row.items() if k != "verdict"} for row in rows[:args.limit]]
+    else:
+        rows = rows_from_candidates(args.from_candidates, args.tasks, args.per_task, args.limit or 40, args.out)
+    return [{k: v for k, v in row.items() if k != "verdict"} for row in rows[:args.limit]]
+
+
+def warm_up(args: argparse.Namespace, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """score --batch over one row per task on all the GPUs: the baselines every run then starts from."""
+    firsts = list({row["reference"]: row for row in reversed(rows)}.values())[::-1]
+    gpus = max(args.batch_gpus + args.service_gpus)
+    warm = run_batch(args.binary, args.python, gpus, firsts, args.out, None, name="warm")
+    warm["baselines"] = os.path.join(args.out, f"jobs-warm-{gpus}gpu", ".verify-cache", "baselines")
+    return warm
+
+
+def main() -> int:
+    started = time.monotonic()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--rows", help="score --batch rows (JSON lines)")
+    source.add_argument("--from-jobs", help="a bench run's jobs folder: every candidate in it")
+    source.add_argument("--from-candidates", help="generate_candidates' folder: groups of rows over the suite's tasks")
+    parser.add_argument("--tasks", default="bench/tasks", help="the tasks of --from-candidates (default bench/tasks)")
+    parser.add_argument("--per-task", type=int, default=4, help="rows per task with --from-candidates (default 4)")
+    parser.add_argument("--limit", type=int, help="the first N rows only (--from-candidates: default 40)")
+    parser.add_argument("--batch-gpus", type=int, nargs="*", default=[1, 4], help="score --batch runs (default 1 4)")
+    parser.add_argument("--service-gpus", type=int, nargs="*", default=[4], help="serve-reward runs (default 4)")
+    parser.add_argument("--warm", action="store_true", help="time every task's baselines first, untimed")
+    parser.add_argument("--deadline", type=float, help="start no run after this many seconds")
+    parser.add_argument("--binary", default="build/bin/stitchcuda")
+    parser.add_argument("--python", help="the harness's interpreter (default: the host's rule)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    rows = read_rows(args)
     if not rows:
         sys.exit("no rows")
-    os.makedirs(args.out, exist_ok=True)
     try:
         device = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader", "-i", "0"],
                                 capture_output=True, text=True).stdout.strip() or "no GPU"
@@ -188,12 +262,20 @@ def main() -> int:
         device = "no GPU"
     doc: dict[str, Any] = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "device": device,
                            "command": " ".join(sys.argv), "runs": []}
-    for gpus in args.gpus:
-        for how in (run, run_batch) if args.also_batch else (run,):
-            doc["runs"].append(how(args.binary, args.python, gpus, rows, args.out))
-            write_results(args.out, doc, markdown(doc))
-            last = doc["runs"][-1]
-            print(f"{last['how']}, {gpus} GPU(s): {len(rows)} rows in {last['wallSeconds']:.1f} s", flush=True)
+    baselines = None
+    if args.warm:
+        doc["warmUp"] = warm_up(args, rows)
+        baselines = doc["warmUp"]["baselines"]
+        print(f"warm-up: {len(doc['warmUp']['rows'])} tasks in {doc['warmUp']['wallSeconds']:.1f} s", flush=True)
+    plan = [(run_batch, g) for g in args.batch_gpus] + [(run_service, g) for g in args.service_gpus]
+    for how, gpus in plan:
+        if args.deadline and time.monotonic() - started > args.deadline:
+            print(f"deadline: {how.__name__} with {gpus} GPU(s) not run", flush=True)
+            continue
+        doc["runs"].append(how(args.binary, args.python, gpus, rows, args.out, baselines))
+        write_results(args.out, doc, markdown(doc))
+        last = doc["runs"][-1]
+        print(f"{last['how']}, {gpus} GPU(s): {len(rows)} rows in {last['wallSeconds']:.1f} s", flush=True)
     return 0
 
 
