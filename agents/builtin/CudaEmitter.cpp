@@ -6,12 +6,15 @@
 // scans; pooling windows are device functions any shape can call.
 #include "agents/builtin/CudaEmitter.h"
 
+#include "agents/builtin/ops/OpDef.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace stitch::agents::builtin {
 
@@ -29,84 +32,12 @@ namespace {
 
 std::string i64(int64_t v) { return "(int64_t)" + std::to_string(v) + "LL"; }
 
+// A kernel function's CUDA (the registry's, agents/builtin/ops). KernelBuilder::finish refuses a
+// kernel whose function has none, so reaching an unknown one here is a bug, said with its name.
 std::string call(const std::string& fn, const std::vector<std::string>& a, const std::vector<double>& p) {
-  auto P = [&](std::size_t i) { return floatLiteral(p.at(i)); };
-  const std::string& x = a[0];
-  if (fn == "identity" || fn == "positive") return x;
-  if (fn == "add_int") return "(" + x + " + " + std::to_string(static_cast<long long>(p.at(0))) + "LL)";
-  if (fn == "relu") return "sc_max(" + x + ", 0.0f)";
-  if (fn == "sigmoid") return "(1.0f / (1.0f + expf(-" + x + ")))";
-  if (fn == "tanh") return "tanhf(" + x + ")";
-  if (fn == "exp") return "expf(" + x + ")";
-  if (fn == "exp2") return "exp2f(" + x + ")";
-  if (fn == "log") return "logf(" + x + ")";
-  if (fn == "log2") return "log2f(" + x + ")";
-  if (fn == "log1p") return "log1pf(" + x + ")";
-  if (fn == "expm1") return "expm1f(" + x + ")";
-  if (fn == "abs") return "fabsf(" + x + ")";
-  if (fn == "neg") return "(-" + x + ")";
-  if (fn == "sqrt") return "sqrtf(" + x + ")";
-  if (fn == "rsqrt") return "rsqrtf(" + x + ")";
-  if (fn == "reciprocal") return "(1.0f / " + x + ")";
-  if (fn == "sin") return "sinf(" + x + ")";
-  if (fn == "cos") return "cosf(" + x + ")";
-  if (fn == "erf") return "erff(" + x + ")";
-  if (fn == "floor") return "floorf(" + x + ")";
-  if (fn == "ceil") return "ceilf(" + x + ")";
-  if (fn == "sign") return "(float)((" + x + " > 0.0f) - (" + x + " < 0.0f))";
-  if (fn == "square") return "(" + x + " * " + x + ")";
-  if (fn == "nonzero") return "((" + x + " != 0.0f) ? 1.0f : 0.0f)";
-  if (fn == "logical_not") return "((" + x + " == 0.0f) ? 1.0f : 0.0f)";
-  if (fn == "smooth_l1") return "sc_smooth_l1(" + x + ", " + P(0) + ")";
-  if (fn == "huber") return "sc_huber(" + x + ", " + P(0) + ")";
-  if (fn == "gelu") return "sc_gelu(" + x + ")";
-  if (fn == "gelu_tanh") return "sc_gelu_tanh(" + x + ")";
-  if (fn == "silu") return "sc_silu(" + x + ")";
-  if (fn == "mish") return "sc_mish(" + x + ")";
-  if (fn == "softplus") return "sc_softplus(" + x + ", " + P(0) + ", " + P(1) + ")";
-  if (fn == "elu") return "sc_elu(" + x + ", " + P(0) + ", " + P(1) + ", " + P(2) + ")";
-  if (fn == "leaky_relu") return "(" + x + " > 0.0f ? " + x + " : " + x + " * " + P(0) + ")";
-  if (fn == "hardtanh") return "sc_min(sc_max(" + x + ", " + P(0) + "), " + P(1) + ")";
-  if (fn == "hardsigmoid") return "(sc_min(sc_max(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
-  if (fn == "hardswish") return "(" + x + " * sc_min(sc_max(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
-  if (fn == "clamp") {
-    std::string e = x;
-    if (p.at(0) != 0) e = "sc_max(" + e + ", " + P(1) + ")";
-    if (p.at(2) != 0) e = "sc_min(" + e + ", " + P(3) + ")";
-    return e;
-  }
-  if (fn == "threshold") return "(" + x + " > " + P(0) + " ? " + x + " : " + P(1) + ")";
-  if (fn == "hardshrink") return "((" + x + " >= -" + P(0) + " && " + x + " <= " + P(0) + ") ? 0.0f : " + x + ")";
-  if (fn == "softshrink")
-    return "(" + x + " > " + P(0) + " ? " + x + " - " + P(0) + " : (" + x + " < -" + P(0) + " ? " + x + " + " + P(0) + " : 0.0f))";
-  if (fn == "pow_scalar") {
-    double e = p.at(0);
-    if (e == 1.0) return x;
-    if (e == 2.0) return "(" + x + " * " + x + ")";
-    if (e == 3.0) return "(" + x + " * " + x + " * " + x + ")";
-    if (e == 0.5) return "sqrtf(" + x + ")";
-    if (e == -1.0) return "(1.0f / " + x + ")";
-    return "powf(" + x + ", " + P(0) + ")";
-  }
-  const std::string& y = a.size() > 1 ? a[1] : x;
-  if (fn == "add") return "(" + x + " + " + y + ")";
-  if (fn == "sub") return "(" + x + " - " + y + ")";
-  if (fn == "mul") return "(" + x + " * " + y + ")";
-  if (fn == "div") return "(" + x + " / " + y + ")";
-  if (fn == "maximum") return "sc_max(" + x + ", " + y + ")";
-  if (fn == "minimum") return "sc_min(" + x + ", " + y + ")";
-  if (fn == "xlogy") return "sc_xlogy(" + x + ", " + y + ")";
-  if (fn == "bce") return "sc_bce(" + x + ", " + y + ")";
-  // kl_div(input = log q, target p): p·(log p − input); with log_target: e^p·(p − input).
-  if (fn == "kl_div") return "(sc_xlogy(" + y + ", " + y + ") - " + y + " * " + x + ")";
-  if (fn == "kl_div_log_target") return "(expf(" + y + ") * (" + y + " - " + x + "))";
-  if (fn == "pow") return "powf(" + x + ", " + y + ")";
-  static const std::map<std::string, std::string> cmp{{"eq", "=="}, {"ne", "!="}, {"gt", ">"},
-                                                       {"ge", ">="}, {"lt", "<"},  {"le", "<="}};
-  if (auto it = cmp.find(fn); it != cmp.end()) return "((" + x + " " + it->second + " " + y + ") ? 1.0f : 0.0f)";
-  if (fn == "where") return "(" + x + " != 0.0f ? " + y + " : " + a.at(2) + ")";
-  if (fn == "clamp_tensor") return "sc_min(sc_max(" + x + ", " + y + "), " + a.at(2) + ")";
-  return "/* unknown function " + fn + " */ " + x;
+  auto expr = ops::cudaCall(fn, {a, p});
+  if (!expr) throw std::logic_error(expr.error().message);
+  return std::move(expr).value();
 }
 
 const char* reduceInit(ReduceKind k) {
