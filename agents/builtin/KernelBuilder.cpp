@@ -5,6 +5,7 @@
 
 #include "agents/builtin/Concatenation.h"
 #include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/ops/OpDef.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,23 +15,6 @@
 
 namespace stitch::agents::builtin {
 namespace {
-
-const std::set<std::string>& unaryOps() {
-  static const std::set<std::string> ops{
-      "relu", "sigmoid", "tanh", "exp", "log", "log1p", "expm1", "abs", "neg", "sqrt", "rsqrt", "reciprocal", "sin",
-      "cos", "erf", "floor", "ceil", "sign", "gelu", "silu", "mish", "softplus", "elu", "celu", "leaky_relu",
-      "hardtanh", "hardsigmoid", "hardswish", "clamp", "clamp_min", "clamp_max", "threshold", "hardshrink",
-      "softshrink", "log2", "exp2", "square", "clone", "_to_copy", "alias", "detach", "contiguous", "lift_fresh",
-      "positive", "relu6", "logical_not", "bitwise_not"};
-  return ops;
-}
-
-const std::set<std::string>& binaryOps() {
-  static const std::set<std::string> ops{"add", "sub", "mul", "div", "rsub", "maximum", "minimum", "pow",
-                                         "eq",  "ne",  "gt",  "ge",  "lt",   "le",      "where",
-                                         "xlogy", "masked_fill"};
-  return ops;
-}
 
 const std::set<std::string>& reductionOps() {
   static const std::set<std::string> ops{"sum",      "mean",         "amax",     "amin",
@@ -118,7 +102,8 @@ OpClass classifyOp(const std::string& op) {
   // scalar_tensor holds the number it is given (`torch.where(c, x, 0.0)`): a kernel reads the number.
   if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty" || b == "scalar_tensor")
     return OpClass::Allocation;
-  if (unaryOps().count(b) || binaryOps().count(b) || fillOps().count(b) || coordinateOps().count(b))
+  if (ops::inFamily(op, ops::Family::Unary) || ops::inFamily(op, ops::Family::Binary) || fillOps().count(b) ||
+      coordinateOps().count(b))
     return OpClass::Elementwise;
   if (reductionOps().count(b) || compositeOps().count(b)) return OpClass::Reduction;
   return OpClass::Unsupported;
@@ -230,6 +215,15 @@ Outcome<bool> KernelBuilder::addPoolOverKernel(const Node& node) {
 
 Outcome<FusedKernel> KernelBuilder::finish(const std::vector<std::string>& outputs) const {
   FusedKernel k = kernel_;
+  auto known = [](const KernelValue& v) {
+    const bool computes = v.op == ValueOp::Unary || v.op == ValueOp::Binary || v.op == ValueOp::Select;
+    return !computes || ops::findFn(v.fn);
+  };
+  for (const KernelValue& v : k.values) {
+    if (!known(v)) return Failure{"the kernel function '" + v.fn + "' has no CUDA in the operator registry"};
+    for (const KernelValue& p : v.pool.prologue)
+      if (!known(p)) return Failure{"the kernel function '" + p.fn + "' has no CUDA in the operator registry"};
+  }
   for (const auto& id : outputs) {
     auto out = output(id);
     if (!out) return out.error();
@@ -430,6 +424,21 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
   return id;
 }
 
+// An elementwise operator of the registry: the kernel function and parameters its entry lowers
+// the node to, over the arguments it names.
+Outcome<bool> KernelBuilder::lowerRegistered(const Node& node, const ops::OpDef& def) {
+  auto lowered = def.lower(node, *graph_);
+  if (!lowered) return lowered.error();
+  const ops::Lowered& l = lowered.value();
+  auto v = elementwise(node, l.fn, l.args, l.params);
+  if (!v) return v.error();
+  std::vector<int> args = kernel_.values[v.value()].args;
+  if (l.reversed) std::swap(args[0], args[1]);
+  if (l.alpha != 1.0) args[1] = binary("mul", args[1], constant(l.alpha));
+  kernel_.values[v.value()].args = std::move(args);
+  return true;
+}
+
 // A tensor of one value over its own shape. It joins a kernel of that iteration space only: a
 // fill broadcast over a larger one could not be written where a later kernel needs it (a piece of
 // a concatenation), so it opens a kernel of its own.
@@ -628,7 +637,6 @@ Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind,
 
 Outcome<bool> KernelBuilder::lower(const Node& node) {
   const std::string b = baseName(node.op);
-  const std::string ov = overload(node.op);
   if (const std::string* target = writeBackTarget(*graph_, node)) {
     auto v = source(node, "src");
     if (!v) return v.error();
@@ -709,96 +717,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     return true;
   }
 
-  if (unaryOps().count(b)) {
-    // A mask's negation (`~mask`, `mask.logical_not()`, how attention inverts a boolean mask); an
-    // integer's bitwise not is left to PyTorch.
-    if (b == "logical_not" || b == "bitwise_not") {
-      const Argument* self = node.arg("self");
-      const TensorInfo* in = self && self->tensor ? graph_->tensor(*self->tensor) : nullptr;
-      if (!in || (b == "bitwise_not" && in->dtype != "bool") || graph_->tensor(out0)->dtype != "bool")
-        return Failure{node.where() + ": " + b + " other than of a mask is left to PyTorch"};
-      auto v = elementwise(node, "logical_not", {"self"});
-      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
-    }
-    if (b == "_to_copy") {
-      // A copy between devices (a module's CPU tensor attribute moved to the GPU in forward):
-      // a kernel cannot read the other device's memory.
-      const Argument* self = node.arg("self");
-      const TensorInfo* in = self && self->tensor ? graph_->tensor(*self->tensor) : nullptr;
-      if (in && in->device != graph_->tensor(out0)->device)
-        return Failure{node.where() + ": a copy from " + in->device + " to " + graph_->tensor(out0)->device +
-                       " is left to PyTorch"};
-      const Argument* dt = node.arg("dtype");
-      if (dt && !std::holds_alternative<std::monostate>(dt->value) && graph_->tensor(out0)->dtype != "float32")
-        return Failure{node.where() + ": casts to " + graph_->tensor(out0)->dtype + " are left to PyTorch"};
-    }
-    if (b == "clamp" && ((node.arg("min") && node.arg("min")->tensor) || (node.arg("max") && node.arg("max")->tensor))) {
-      // clamp.Tensor is minimum(maximum(self, min), max), each bound optional, NaN kept as those keep it.
-      const bool lo = !isNone(node, "min"), hi = !isNone(node, "max");
-      auto v = lo && hi ? elementwise(node, "clamp_tensor", {"self", "min", "max"})
-                        : elementwise(node, lo ? "maximum" : "minimum", {"self", lo ? "min" : "max"});
-      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
-    }
-    std::string fn = b;
-    std::vector<double> params;
-    if (b == "gelu") {
-      const Argument* a = node.arg("approximate");
-      auto s = a ? std::get_if<std::string>(&a->value) : nullptr;
-      fn = s && *s == "tanh" ? "gelu_tanh" : "gelu";
-    } else if (b == "softplus") params = {number(node, "beta", 1.0), number(node, "threshold", 20.0)};
-    else if (b == "elu") params = {number(node, "alpha", 1.0), number(node, "scale", 1.0), number(node, "input_scale", 1.0)};
-    else if (b == "celu") fn = "elu", params = {number(node, "alpha", 1.0), 1.0, 1.0 / number(node, "alpha", 1.0)};
-    else if (b == "leaky_relu") params = {number(node, "negative_slope", 0.01)};
-    else if (b == "hardtanh") params = {number(node, "min_val", -1.0), number(node, "max_val", 1.0)};
-    else if (b == "relu6") fn = "hardtanh", params = {0.0, 6.0};
-    else if (b == "clamp" || b == "clamp_min" || b == "clamp_max") {
-      bool hasMin = b != "clamp_max" && !isNone(node, "min"), hasMax = b != "clamp_min" && !isNone(node, "max");
-      fn = "clamp";
-      params = {hasMin ? 1.0 : 0.0, number(node, "min", 0.0), hasMax ? 1.0 : 0.0, number(node, "max", 0.0)};
-    } else if (b == "threshold") params = {number(node, "threshold", 0.0), number(node, "value", 0.0)};
-    else if (b == "hardshrink" || b == "softshrink") params = {number(node, "lambd", 0.5)};
-    else if (b == "clone" || b == "_to_copy" || b == "alias" || b == "detach" || b == "contiguous" ||
-             b == "lift_fresh" || b == "positive")
-      fn = "identity";
-    auto v = elementwise(node, fn, {"self"}, params);
-    return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
-  }
-
-  if (binaryOps().count(b)) {
-    if (b == "pow" && ov == "Tensor_Scalar") {
-      auto v = elementwise(node, "pow_scalar", {"self"}, {number(node, "exponent", 1.0)});
-      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
-    }
-    if (b == "pow" && ov != "Tensor_Tensor") return Failure{node.where() + ": this pow overload is left to PyTorch"};
-    if (b == "div" && node.arg("rounding_mode") && !isNone(node, "rounding_mode"))
-      return Failure{node.where() + ": division with a rounding mode is left to PyTorch"};
-    if (b == "where") {
-      auto v = elementwise(node, "where", {"condition", "self", "other"});
-      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
-    }
-    if (b == "masked_fill") {  // where(mask, value, self): attention's causal mask
-      auto v = elementwise(node, "where", {"mask", "value", "self"});
-      return v ? Outcome<bool>(true) : Outcome<bool>(v.error());
-    }
-    const double alpha = number(node, "alpha", 1.0);
-    std::string fn = b;
-    auto v = elementwise(node, fn == "rsub" ? "sub" : fn, {"self", "other"});
-    if (!v) return v.error();
-    if ((b == "add" || b == "sub" || b == "rsub") && alpha != 1.0) {
-      // a ± alpha·b: rebuild with the scaled operand; rsub is other − alpha·self.
-      KernelValue& val = kernel_.values[v.value()];
-      int a0 = val.args[0], a1 = val.args[1];
-      if (b == "rsub") {
-        val.args = {a1, binary("mul", a0, constant(alpha))};
-      } else {
-        val.args = {a0, binary("mul", a1, constant(alpha))};
-      }
-    } else if (b == "rsub") {
-      KernelValue& val = kernel_.values[v.value()];
-      std::swap(val.args[0], val.args[1]);
-    }
-    return true;
-  }
+  if (const ops::OpDef* def = ops::findOp(node.op); def && def->lower) return lowerRegistered(node, *def);
 
   if (reductionOps().count(b)) {
     if ((b == "max" || b == "min") && node.outputs.size() > 1) return lowerArgReduce(node, b);

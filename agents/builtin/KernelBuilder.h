@@ -16,6 +16,9 @@ namespace stitch::agents::builtin {
 
 struct Concatenation;
 struct ConcatPiece;
+namespace ops {
+struct OpDef;
+}
 
 // What the brain can generate for an ATen operator.
 // Allocation: aten::empty and kin, whose uninitialized result moves no data (batch norm makes one
@@ -93,6 +96,7 @@ private:
   // and binds the node's first output; `rowDims` are the dims the statistics are taken over.
   Outcome<int> normalize(const Node& node, int x, const std::vector<int64_t>& rowDims, double eps,
                          std::pair<int, int>* stats = nullptr);
+  Outcome<bool> lowerRegistered(const Node& node, const ops::OpDef& def);
   Outcome<bool> lowerComposite(const Node& node, const std::string& base);
   Outcome<bool> lowerArgReduce(const Node& node, const std::string& base);
   Outcome<bool> lowerVectorNorm(const Node& node, const std::string& base);

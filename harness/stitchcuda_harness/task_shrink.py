@@ -42,6 +42,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import op_registry
+
 DEFAULT_BUDGETS: dict[str, float] = {
     "inputBytes": 64 * 2**20,       # what get_inputs() returns
     "parameterBytes": 1024 * 2**20,  # parameters and buffers (architectures fix most of them)
@@ -114,8 +116,7 @@ def _flops(name: str, args: Any, outputs: list[torch.Tensor]) -> tuple[float, st
     return float(sum(t.numel() for t in outputs)), "other"
 
 
-_CONVOLUTIONS = {"convolution", "_convolution", "mkldnn_convolution", "slow_conv3d_forward", "_slow_conv2d_forward",
-                 "slow_conv_transpose2d", "slow_conv_transpose3d"}
+_CONVOLUTIONS = op_registry.names("convolution")
 _rates_cache: dict[str, float] = {}
 
 

@@ -23,7 +23,7 @@ StageReport = Callable[[str, str], None]
 
 import torch
 
-from . import baseline
+from . import baseline, op_registry
 from .candidate_files import CandidateFiles, resolve_candidate
 from .environment_info import pick_device
 from .errors import (OUT_OF_MEMORY_CODES, HarnessError, from_exception, is_no_gpu_error, is_out_of_memory,
@@ -300,7 +300,8 @@ class Verification:
         # nn.RNN) it runs as aten::_cudnn_rnn, whose math type the built-in brain matches the same way.
         conv = sorted(op for op in rec.ops
                       if "convolution" in op or "conv" in op.split("::")[-1] or op == "aten::_cudnn_rnn")
-        matmul = sorted(op for op in rec.ops if op.split("::")[-1] in ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear"))
+        gemms = op_registry.names("gemm")
+        matmul = sorted(op for op in rec.ops if op.split("::")[-1] in gemms)
         tf32_ops = (conv if flags["cudnn.allow_tf32"] else []) + (matmul if flags["cuda.matmul.allow_tf32"] else [])
         on_gpu = self.device.type == "cuda"
         return {"flags": flags, "conv_ops": conv, "matmul_ops": matmul,

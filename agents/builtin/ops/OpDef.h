@@ -1,0 +1,86 @@
+// The operator registry: what the built-in brain knows about each ATen operator, in one entry per
+// operator (Inductor's `lowerings` table, ggml-cuda's op families). An entry names the operator, its
+// family and cost kind, whether a library call can fold it into its epilogue, how a node of it
+// lowers to a kernel function with typed parameters, and the numeric test that admits it. Kernel
+// functions (KernelValue::fn) carry their CUDA expression here too, so the emitter never meets a
+// name it does not know. One file per family: UnaryOps.cpp, BinaryOps.cpp, LibraryOps.cpp.
+#pragma once
+
+#include "agents/ir/GraphIR.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace stitch::agents::builtin::ops {
+
+enum class Family { Unary, Binary, Library };
+// What an operator's time is bound by, for cost estimates and the harness's precision guards.
+enum class CostKind { Elementwise, Gemm, Convolution };
+
+// A kernel function's operands as CUDA source, and its parameters.
+struct Operands {
+  std::vector<std::string> args;
+  std::vector<double> params;
+  const std::string& x() const { return args.at(0); }
+  const std::string& y() const { return args.size() > 1 ? args[1] : args[0]; }
+  const std::string& z() const { return args.at(2); }
+  std::string P(std::size_t i) const;  // parameter i as a float literal
+};
+
+// A function a kernel value computes (KernelValue::fn): its CUDA expression.
+struct KernelFn {
+  std::string name;
+  std::function<std::string(const Operands&)> cuda;
+};
+
+// How one node lowers: the kernel function, the node's arguments it reads (in order) and the
+// function's parameters. `reversed` swaps the two operands (rsub); `alpha` scales the second one
+// after that (add/sub's alpha).
+struct Lowered {
+  Lowered() = default;
+  Lowered(std::string f, std::vector<std::string> a = {"self"}, std::vector<double> p = {})
+      : fn(std::move(f)), args(std::move(a)), params(std::move(p)) {}
+  std::string fn;
+  std::vector<std::string> args{"self"};
+  std::vector<double> params;
+  bool reversed = false;
+  double alpha = 1.0;
+};
+using Lowering = std::function<Outcome<Lowered>(const Node& node, const Graph& graph)>;
+
+// An input of an operator's test: the values it is drawn from (normal; positive; whole numbers
+// in [-2, 2], where comparisons meet ties; a boolean mask).
+enum class Domain { Real, Positive, Whole, Mask };
+
+// One numeric test of an operator (and overload): `call` is Python over inputs x0, x1, ...
+// (`torch.ops.aten.leaky_relu.default(x0, 0.2)`), run on eager and on the generated kernel.
+struct OpTest {
+  std::string call;
+  std::vector<Domain> inputs{Domain::Real};
+};
+
+struct OpDef {
+  OpDef(std::string n, Family f, CostKind c = CostKind::Elementwise, bool e = false)
+      : name(std::move(n)), family(f), cost(c), epilogue(e) {}
+  std::string name;  // the ATen base name, without namespace or overload
+  Family family = Family::Unary;
+  CostKind cost = CostKind::Elementwise;
+  bool epilogue = false;  // a library call may fold it into its epilogue (LibraryCall.cpp)
+  Lowering lower;         // generated operators; empty for library calls
+  std::vector<OpTest> tests;
+};
+
+// The operator of an ATen name ("aten::gelu", "gelu.default" or "gelu"), or null.
+const OpDef* findOp(const std::string& op);
+const std::vector<OpDef>& allOps();
+// Whether an operator of `family` is registered under `op`'s base name.
+bool inFamily(const std::string& op, Family family);
+// The kernel function `fn`, or null.
+const KernelFn* findFn(const std::string& fn);
+// `fn`'s CUDA expression over its operands, or a failure naming it.
+Outcome<std::string> cudaCall(const std::string& fn, const Operands& operands);
+// Every operator as JSON (name, family, cost, epilogue, tests), the list the harness reads.
+nlohmann::json opsJson();
+
+}  // namespace stitch::agents::builtin::ops
