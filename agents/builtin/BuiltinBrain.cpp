@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 namespace stitch::agents::builtin {
 namespace {
@@ -68,6 +69,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
                    : request.options.layout == "channels_last" ? LayoutMode::ChannelsLast
                                                                : LayoutMode::Auto;
   options.inPyTorch = inPyTorch_;
+  layout_.reset(options.layout);
   replanned_ = replan;
   tried_.clear();
   lastPick_.reset();
@@ -143,6 +145,35 @@ std::optional<std::string> BuiltinBrain::leaveFailedCall(const loop::Feedback& l
   return what;
 }
 
+std::optional<std::size_t> BuiltinBrain::layoutStep(const std::optional<loop::Feedback>& last,
+                                                    std::optional<loop::Feedback>& judged, bool& planChanged) {
+  if (!last || !graph_) return std::nullopt;
+  if (layout_.trying()) {
+    auto decision = layout_.decide(*last);
+    options_.layout = decision.mode;
+    options_.layoutMeasured = layout_.note();
+    layOut(planned_);
+    planChanged = true;
+    judged = std::move(decision.judged);
+    return std::nullopt;
+  }
+  if (!layout_.opens(last) || !lastPick_) return std::nullopt;
+  const auto before = graph_->layout.channelsLast;
+  const PlannerOptions previous = options_;
+  auto saved = std::make_tuple(graph_, plan_, planned_);
+  options_.layout = layout_.begin(*last, !before.empty());
+  options_.layoutMeasured = layout_.note();
+  layOut(planned_);
+  if (graph_->layout.channelsLast == before) {  // no convolution changes format: nothing to measure
+    layout_.abandon();
+    options_ = previous;
+    std::tie(graph_, plan_, planned_) = std::move(saved);
+    return std::nullopt;
+  }
+  planChanged = true;
+  return lastPick_;
+}
+
 // The refine step's one decision from the Verifier's diagnosis (protocol/FEEDBACK.md): which
 // untried variant comes next, or none when launch variants cannot help.
 std::optional<std::size_t> BuiltinBrain::chooseVariant(const std::optional<loop::Feedback>& last) const {
@@ -194,8 +225,12 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   // is left to PyTorch, and the same variant tried as a partial candidate.
   std::string retryWhy, left;
   bool planChanged = false;
-  if (last && !last->passed && !last->failedChecks.empty()) {
-    const auto& failed = last->failedChecks;
+  // What this step acts on: the last verdict, or after a layout trial the kept layout's.
+  std::optional<loop::Feedback> judged = last;
+  if ((pick = layoutStep(last, judged, planChanged))) {
+    // the trial's candidate: the other layout, the same variant
+  } else if (judged && !judged->passed && !judged->failedChecks.empty()) {
+    const auto& failed = judged->failedChecks;
     auto failedCheck = [&](const char* c) { return std::find(failed.begin(), failed.end(), c) != failed.end(); };
     const bool eagerTf32 = plan_.usesTf32();
     if (lastPick_ && (failedCheck("output_mismatch") || (eagerTf32 && failedCheck("precision_downgrade"))) &&
@@ -211,7 +246,7 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
       retryWhy = !failedCheck("output_mismatch") ? "the verifier did not excuse its TF32"
                  : eagerTf32                        ? "eager's TF32 form missed the tolerance"
                                                     : "the 3xTF32 form missed the tolerance";
-    } else if (auto why = leaveFailedCall(*last)) {
+    } else if (auto why = leaveFailedCall(*judged)) {
       pick = lastPick_.value_or(0);
       left = *why;
       planChanged = true;
@@ -222,7 +257,7 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
     }
   } else if (tried_.empty() || std::any_of(plan_.kernels.begin(), plan_.kernels.end(),
                                            [](const PlannedKernel& k) { return !k.library; })) {
-    pick = chooseVariant(last);
+    pick = chooseVariant(judged);
   }  // else: library calls only, which no launch variant changes
   if (!graph_ || !pick) return std::nullopt;
   tried_.insert(*pick);
@@ -230,7 +265,8 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   const Variant v = all[*pick];
   const std::string title = stepsText(plan_) + " for " + fileName(graph_->task) + (replanned_ ? ", unfused" : "") +
                             (plan_.rows ? ", any batch size" : "") + ", " + v.name() +
-                            (fp32Retry ? ", fp32 (" + retryWhy + ")" : "") + (left.empty() ? "" : ", " + left);
+                            (fp32Retry ? ", fp32 (" + retryWhy + ")" : "") + (left.empty() ? "" : ", " + left) +
+                            (layout_.titlePart().empty() ? "" : ", " + layout_.titlePart());
   auto c = generateCandidate(*graph_, plan_, forward_, v, title);
   if (!c) {
     error = c.error().message;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "agents/builtin/Coder.h"
+#include "agents/builtin/LayoutSearch.h"
 #include "agents/loop/Brain.h"
 
 #include <set>
@@ -40,6 +41,13 @@ private:
   // status, LibraryEmitter.h): that call's operator left in PyTorch from now on and the plan made
   // again; the reason, or nullopt when the failure names no library step.
   std::optional<std::string> leaveFailedCall(const loop::Feedback& last);
+  // The layout trial's part of a refine step (LayoutSearch.h): after the first verified candidate,
+  // the plan made again in the other memory format and the same variant picked; after the trial's
+  // candidate, the faster format planned from now on and `judged` replaced by its feedback, which
+  // the variant search goes on from. The variant to write, or nullopt where the step is not the
+  // trial's (`planChanged` set where the plan was made again).
+  std::optional<std::size_t> layoutStep(const std::optional<loop::Feedback>& last,
+                                        std::optional<loop::Feedback>& judged, bool& planChanged);
 
   std::optional<Capture> capture_;
   PlannerOptions options_;
@@ -50,6 +58,7 @@ private:
   ForwardSource forward_;
   std::set<std::size_t> tried_;  // indices into variants()
   std::optional<std::size_t> lastPick_;  // the variant of the last draft
+  LayoutSearch layout_;
   bool replanned_ = false;
 };
 

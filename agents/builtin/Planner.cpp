@@ -403,13 +403,15 @@ private:
 
   // Which layout a convolution runs in, and why (MemoryFormat.h).
   std::string convolutionLayout(const LibraryCall& call) const {
-    if (call.conv.channelsLast) return graph_.layout.why;
+    const std::string measured = options_.layoutMeasured.empty() ? "" : "; " + options_.layoutMeasured;
+    if (call.conv.channelsLast) return graph_.layout.why + measured;
     const Node* n = call.nodeIds.empty() ? nullptr : graph_.node(call.nodeIds.front());
     const std::string why = n ? whyNotChannelsLast(graph_, *n, options_) : "";
     return "NCHW, " + (why.empty() ? std::string("as channels-last would only add copies here (its input or output is "
                                                  "the forward's or read where NCHW is needed, or it is a lone "
                                                  "convolution, whose input copy is not known to pay)")
-                                   : why);
+                                   : why) +
+           measured;
   }
 
   // Which layout a generated kernel runs in, where the graph has a channels-last region.

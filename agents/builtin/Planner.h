@@ -74,6 +74,9 @@ struct PlannerOptions {
   // both off), Unstated (eager's flags unknown).
   PrecisionWhy precisionWhy = PrecisionWhy::Unstated;
   LayoutMode layout = LayoutMode::Auto;
+  // What the refine step's layout trial measured (LayoutSearch.h), said with each convolution's
+  // layout; "" before a trial.
+  std::string layoutMeasured{};
   // Library operators (by node id) left in PyTorch whatever the planner could do with them, and
   // why: a call none of whose forms ran on the GPU (the refine step's last fallback, so that one
   // unsupported configuration costs a smaller speedup, never the candidate).

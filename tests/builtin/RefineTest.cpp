@@ -17,7 +17,8 @@ protected:
   void SetUp() override { planTask("level2", "12_elementwise_chain", {}); }
 
   void planTask(const std::string& level, const std::string& task, std::vector<std::string> allowPrecision,
-                std::optional<EagerPrecision> eager = std::nullopt, const std::string& precision = "eager") {
+                std::optional<EagerPrecision> eager = std::nullopt, const std::string& precision = "eager",
+                const std::string& layout = "auto") {
     std::ifstream in(testing::sourceDir() / "tests/fixtures/graphs" / (task + ".json"));
     BaselineFacts facts;
     facts.cuda = true;
@@ -28,6 +29,7 @@ protected:
     request.taskFile = testing::sourceDir() / "bench/tasks" / level / (task + ".py");
     request.options.allowPrecision = std::move(allowPrecision);
     request.options.precision = precision;
+    request.options.layout = layout;
     ASSERT_TRUE(brain.plan(facts, request, false).generatable);
     dir = std::filesystem::temp_directory_path() / ("stitch-refine-" + std::to_string(::getpid()));
   }
@@ -66,6 +68,21 @@ protected:
     f.diagnosis = "candidate_runtime_error: ModelNew.forward (trial 0): StitchKernelError: stitch_forward returned " +
                   std::to_string(status) + " (...) Check the launch configuration.";
     return f;
+  }
+
+  static loop::Feedback timed(double ms) {
+    loop::Feedback f;
+    f.built = f.passed = true;
+    f.medianMs = ms;
+    return f;
+  }
+
+  // The technique of the plan's convolution step in the last draft's plan.
+  std::string convTechnique() const {
+    if (!draft || !draft->plan) return "";
+    for (const auto& t : draft->plan->plan.tasks)
+      if (t.title.rfind("cuDNN: ", 0) == 0) return t.technique;
+    return "";
   }
 
   BuiltinBrain brain;
@@ -206,6 +223,67 @@ TEST_F(Refine, AFailureOfNoLibraryStepKeepsThePlan) {
   EXPECT_EQ(next(failedWith(20000 + 3000)), BuiltinBrain::variants().back().name());
   EXPECT_FALSE(draft->plan);
   EXPECT_NE(lastCuda().find("sc_conv_launch("), std::string::npos);
+}
+
+// A lone TF32 convolution is planned NCHW by policy (its input copy is not known to pay): after
+// the first verified candidate the same variant runs channels-last, and the faster by the
+// verifier's median is kept; the plan says what each measured.
+TEST_F(Refine, TheLayoutIsTriedBothWaysAndTheFasterKept) {
+  planTask("level2", "81_conv2d_relu_maxpool", {}, EagerPrecision{true, false});
+  const std::string first = next(std::nullopt);
+  ASSERT_NE(first, "");
+  EXPECT_FALSE(draft->plan);
+  const std::string clShape = "CUDNN_TENSOR_OP_MATH}, 1};";  // sc_conv_shape's channels_last
+  EXPECT_EQ(lastCuda().find(clShape), std::string::npos) << "planned NCHW first";
+  const std::string nchwCuda = lastCuda();
+  EXPECT_EQ(next(timed(1.0)), first);
+  ASSERT_TRUE(draft->plan);
+  EXPECT_NE(draft->title.find("channels-last (layout trial)"), std::string::npos) << draft->title;
+  EXPECT_NE(convTechnique().find("trying channels-last after the planner's NCHW measured 1.000 ms"), std::string::npos)
+      << convTechnique();
+  EXPECT_NE(lastCuda(), nchwCuda);
+  EXPECT_NE(lastCuda().find(clShape), std::string::npos);
+  const std::string second = next(timed(0.8));
+  EXPECT_NE(second, "");
+  EXPECT_NE(second, first);
+  ASSERT_TRUE(draft->plan);
+  EXPECT_NE(convTechnique().find("NCHW 1.000 ms, channels-last 0.800 ms: channels-last kept"), std::string::npos)
+      << convTechnique();
+  EXPECT_NE(draft->title.find("channels-last kept (measured)"), std::string::npos) << draft->title;
+  EXPECT_NE(lastCuda().find(clShape), std::string::npos);
+}
+
+TEST_F(Refine, ASlowerOrFailedLayoutTrialKeepsThePlannersLayout) {
+  for (const bool fails : {false, true}) {
+    planTask("level2", "81_conv2d_relu_maxpool", {}, EagerPrecision{true, false});
+    const std::string first = next(std::nullopt);
+    ASSERT_EQ(next(timed(1.0)), first);
+    EXPECT_NE(lastCuda().find("CUDNN_TENSOR_OP_MATH}, 1};"), std::string::npos);
+    loop::Feedback other = timed(1.2);
+    if (fails) other.passed = false, other.medianMs.reset(), other.failedChecks = {"output_mismatch"};
+    const std::string second = next(other);
+    EXPECT_NE(second, "") << "a failed trial does not end the search";
+    EXPECT_NE(second, first);
+    ASSERT_TRUE(draft->plan);
+    EXPECT_NE(convTechnique().find(fails ? "channels-last tried and failed (output_mismatch): NCHW kept"
+                                         : "NCHW 1.000 ms, channels-last 1.200 ms: NCHW kept"),
+              std::string::npos)
+        << convTechnique();
+    EXPECT_EQ(lastCuda().find("CUDNN_TENSOR_OP_MATH}, 1};"), std::string::npos);
+  }
+}
+
+// No trial where the job names the layout, nor where no convolution would change format.
+TEST_F(Refine, NoLayoutTrialWhereTheLayoutIsNotAGuess) {
+  planTask("level2", "81_conv2d_relu_maxpool", {}, EagerPrecision{true, false}, "eager", "nchw");
+  const std::string first = next(std::nullopt);
+  EXPECT_NE(next(timed(1.0)), first);
+  EXPECT_FALSE(draft->plan);
+  planTask("level2", "12_elementwise_chain", {});
+  const std::string elementwise = next(std::nullopt);
+  EXPECT_NE(next(timed(1.0)), elementwise);
+  EXPECT_FALSE(draft->plan);
+  EXPECT_EQ(draft->title.find("layout"), std::string::npos);
 }
 
 TEST(LibraryFailureStep, ReadsTheStepOfALibraryStatus) {
