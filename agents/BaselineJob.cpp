@@ -47,6 +47,16 @@ public:
 
   protocol::JobFinishedParams finished() const { return finished_; }
 
+  // "steps: hello 1.4 s, loadTask 0.3 s, ...": where the phase's seconds went, for the log
+  // (bench/first_candidate_phases.py reads it).
+  void logSteps() {
+    std::string s;
+    for (const auto& [method, seconds] : taken_) s += (s.empty() ? "" : ", ") + method + " " + fixed(seconds, 1) + " s";
+    log("steps: " + s);
+  }
+
+  double lastSeconds() const { return taken_.empty() ? 0.0 : taken_.back().second; }
+
 private:
   // " (hello 6.1 s, loadTask 22.3 s, captureGraph 41.0 s)": where a job stopped from outside spent
   // its time, so a task timeout names the step that took it.
@@ -122,7 +132,8 @@ std::optional<EagerPrecision> parseEagerPrecision(const json& loadTaskResult) {
 }
 
 std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobContext& context, Worker& worker,
-                                              const BaselineLimits& limits, protocol::JobFinishedParams& finished) {
+                                              const BaselineLimits& limits, protocol::JobFinishedParams& finished,
+                                              bool withTiming) {
   Steps steps(request, context, worker);
   auto stop = [&] {
     finished = steps.finished();
@@ -161,21 +172,8 @@ std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobCont
             (uncovered.empty() ? "" : "; not capturable:" + uncovered));
   facts.graph = std::move(*graph);
 
-  // Without CUDA the per-line table holds CPU time: still worth a hover, and labelled so.
-  if (facts.cuda) {
-    json params = taskParams;
-    params["cacheDir"] = (request.jobDir.parent_path() / ".baseline-cache").string();
-    params["timer"] = {{"maxSeconds", limits.timingSeconds}};
-    auto baseline = steps.call("baseline", params, limits.stepDeadline, "timing eager and torch.compile", 50);
-    if (!baseline) return stop();
-    auto ms = [](const json& t) {
-      if (t.is_object() && t.contains("median_ms")) return fixed(t["median_ms"].get<double>(), 3) + " ms";
-      if (t.is_object() && t.contains("error")) return "unavailable (" + t["error"].value("message", "failed") + ")";
-      return std::string("not run");
-    };
-    steps.log("baseline: eager " + ms(baseline->value("eager", json())) + ", torch.compile " +
-              ms(baseline->value("compile", json())) + (baseline->value("cached", false) ? " (cached)" : ""));
-  }
+  // Timing needs CUDA; without it the profile below holds CPU time: still worth a hover, and labelled so.
+  if (facts.cuda && withTiming && !timeReference(request, context, worker, limits, finished)) return std::nullopt;
 
   auto profile = steps.call("profileReference", taskParams, limits.stepDeadline, "profiling the reference", 80);
   if (!profile) return stop();
@@ -189,7 +187,33 @@ std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobCont
                                            "the harness returned a profile the host cannot read"};
     return std::nullopt;
   }
+  steps.logSteps();
   return facts;
+}
+
+bool timeReference(const JobRequest& request, JobContext& context, Worker& worker, const BaselineLimits& limits,
+                   protocol::JobFinishedParams& finished, const std::string& beside) {
+  Steps steps(request, context, worker);
+  json params{{"path", request.taskFile.string()},
+              {"cacheDir", (request.jobDir.parent_path() / ".baseline-cache").string()},
+              {"timer", {{"maxSeconds", limits.timingSeconds}}}};
+  auto baseline = steps.call("baseline", params, limits.stepDeadline, "timing eager and torch.compile", 50);
+  if (!baseline) {
+    finished = steps.finished();
+    finished.jobId = request.jobId;
+    return false;
+  }
+  auto ms = [](const json& t) {
+    if (t.is_object() && t.contains("median_ms")) return fixed(t["median_ms"].get<double>(), 3) + " ms";
+    if (t.is_object() && t.contains("error")) return "unavailable (" + t["error"].value("message", "failed") + ")";
+    return std::string("not run");
+  };
+  std::string note = "timed in " + fixed(steps.lastSeconds(), 1) + " s";
+  if (baseline->value("cached", false)) note = "cached, " + note;
+  if (!beside.empty()) note += ", while " + beside + " ran";
+  steps.log("baseline: eager " + ms(baseline->value("eager", json())) + ", torch.compile " +
+            ms(baseline->value("compile", json())) + " (" + note + ")");
+  return true;
 }
 
 protocol::JobFinishedParams BaselineJob::run(const JobRequest& request, JobContext& context) {

@@ -43,9 +43,19 @@ struct BaselineFacts {
 };
 
 // Runs the phase on `worker`, streaming what it learns. Returns nullopt when the phase ended
-// the job (a harness error or a cancel), with `finished` saying how.
+// the job (a harness error or a cancel), with `finished` saying how. With `withTiming` false the
+// eager and torch.compile timing is left out (no fact the plan needs comes from it): the optimize
+// loop runs it with timeReference() while the first candidate builds, since for a large network
+// torch.compile's compile takes as long as that build.
 std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobContext& context, Worker& worker,
-                                              const BaselineLimits& limits, protocol::JobFinishedParams& finished);
+                                              const BaselineLimits& limits, protocol::JobFinishedParams& finished,
+                                              bool withTiming = true);
+
+// Eager and torch.compile timed side by side (the harness caches the result per task and GPU, and
+// the verifier reads it from there), logged with the seconds it took and `beside`, what ran meanwhile
+// ("c1's build"; empty: nothing). False when it ended the job, with `finished` saying how.
+bool timeReference(const JobRequest& request, JobContext& context, Worker& worker, const BaselineLimits& limits,
+                   protocol::JobFinishedParams& finished, const std::string& beside = "");
 
 class BaselineJob final : public JobRunner {
 public:

@@ -98,6 +98,7 @@ public:
       return ok(r);
     }
     if (method == "measureCeilings") return ok(readJson(kRecorded / "ceilings.json"));
+    if (method == "buildCandidate" && params.value("background", false)) return ok({{"arch", "sm_90a"}, {"started", 1}});
     if (method == "ncuTarget")
       return ok({{"python", "python3"}, {"harnessDir", (kSource / "harness").string()},
                  {"module", "stitchcuda_harness.ncu_target"}, {"nvtxRange", "stitchcuda.forward"}});
@@ -264,10 +265,40 @@ TEST_F(OptimizeLoopTest, PhasesFollowDesignOrderInTheJobLog) {
     if (auto* c = std::get_if<protocol::CandidateParams>(&e)) stream.push_back("candidate " + c->candidate.id);
     if (auto* p = std::get_if<protocol::ProfileParams>(&e)) stream.push_back("profile " + p->subject);
   }
-  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "VERIFY", "PROFILE", "REFINE", "VERIFY",
-                                              "PROFILE", "DONE"}));
+  // BASELINE's eager and torch.compile timing runs after c1 is written, while c1 builds.
+  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "PROFILE", "REFINE",
+                                              "VERIFY", "PROFILE", "DONE"}));
   EXPECT_EQ(stream, (std::vector<std::string>{"profile reference", "candidate c1", "profile c1", "candidate c2",
                                               "profile c2"}));
+}
+
+// The reference's facts first (the plan needs them), then c1's build started in the background,
+// then eager and torch.compile timed while it builds, once, then c1's verify, which collects the build.
+TEST_F(OptimizeLoopTest, TheFirstBuildRunsWhileTheReferenceIsTimed) {
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9))};
+  options.budget.iterations = 2;
+  run();
+  const auto firstVerify = std::find(script.calls.begin(), script.calls.end(), "verify");
+  EXPECT_EQ(std::vector<std::string>(script.calls.begin(), firstVerify),
+            (std::vector<std::string>{"hello", "loadTask", "captureGraph", "profileReference", "buildCandidate", "baseline"}));
+  EXPECT_EQ(calls("baseline"), 1);
+  EXPECT_EQ(calls("buildCandidate"), 1);  // c2 is built by its verify
+  EXPECT_EQ(calls("verify"), 2);
+  EXPECT_EQ(logsContaining("while c1's build ran)"), 1);
+  EXPECT_EQ(logsContaining("steps: hello "), 1);
+}
+
+// A worker that cannot start the build early costs the job nothing: the timing and verify go on.
+TEST_F(OptimizeLoopTest, ABuildThatCannotStartEarlyIsLeftToVerify) {
+  script.verdicts = {ok(passingVerdict())};
+  script.intercept = [](const std::string& method) -> std::optional<WorkerReply> {
+    if (method == "buildCandidate") return error("unknown_method", "no method 'buildCandidate'");
+    return std::nullopt;
+  };
+  options.budget.iterations = 1;
+  EXPECT_EQ(run().bestCandidateId, "c1");
+  EXPECT_EQ(logsContaining("did not start beside the timing"), 1);
+  EXPECT_EQ(calls("baseline"), 1);
 }
 
 TEST_F(OptimizeLoopTest, VerifiedCandidateProfileLandsOnTheLinesItReplaces) {
@@ -526,8 +557,8 @@ TEST_F(OptimizeLoopTest, TwoFailuresInARowReplan) {
   std::vector<std::string> phases;
   for (const auto& l : logs())
     if (phases.empty() || phases.back() != l.phase) phases.push_back(l.phase);
-  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "VERIFY", "REFINE", "VERIFY", "REPLAN",
-                                              "CODE", "VERIFY", "PROFILE", "DONE"}));
+  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "REFINE", "VERIFY",
+                                              "REPLAN", "CODE", "VERIFY", "PROFILE", "DONE"}));
   EXPECT_FALSE(brain.feedback[2]);  // a new plan starts without the old plan's feedback
 }
 
