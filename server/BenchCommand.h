@@ -5,7 +5,6 @@
 // whatever the verdicts; 1 on error (also: tasks left unrun by --deadline); 2 on usage.
 #pragma once
 
-#include "protocol/Result.h"
 #include "server/BenchResults.h"
 #include "server/CommandLine.h"
 #include "server/Config.h"
@@ -40,11 +39,4 @@ struct BenchArgs {
 CLI::App* addBenchCommand(CLI::App& app, BenchArgs& args);
 int runBench(const HostConfig& config, const BenchArgs& args);
 
-namespace bench {
-
-// Every task file (*.py, not __init__.py) under `dirOrFile`, or that file; sorted by level
-// ("other" last), then by key. The error says why nothing can be listed.
-protocol::Result<std::vector<BenchTask>, std::string> findTasks(const std::filesystem::path& dirOrFile);
-
-}  // namespace bench
 }  // namespace stitch::server

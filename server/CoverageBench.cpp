@@ -5,10 +5,11 @@
 #include "agents/JobLog.h"
 #include "agents/builtin/BuiltinBrain.h"
 #include "agents/builtin/GraphNormalize.h"
+#include "agents/builtin/NodeArgs.h"
 #include "process/ChildGroups.h"
 #include "process/ChildProcess.h"
 #include "protocol/NumberText.h"
-#include "server/BenchCommand.h"
+#include "server/BenchTasks.h"
 #include "server/ResultFiles.h"
 #include "server/WorkerProcess.h"
 
@@ -31,6 +32,8 @@ namespace stitch::server {
 namespace fs = std::filesystem;
 using protocol::fixed;
 using protocol::json;
+// An operator's name without namespace and overload ("aten::add.Tensor" -> "add"), as the planner reads it.
+using agents::builtin::baseName;
 
 namespace coverage {
 namespace {
@@ -56,9 +59,6 @@ struct TensorShape {
 };
 
 std::string shortOp(const std::string& op) { return op.rfind("aten::", 0) == 0 ? op.substr(6) : op; }
-
-// The op's name without its overload: "add.Tensor" -> "add".
-std::string baseName(const std::string& op) { return op.substr(0, op.find('.')); }
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 // format both ways, and which files of a folder are tasks and at which level.
 #include "server/BenchCommand.h"
 #include "server/BenchResults.h"
+#include "server/BenchTasks.h"
 
 #include <gtest/gtest.h>
 
