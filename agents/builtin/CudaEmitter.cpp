@@ -1115,11 +1115,92 @@ private:
     return s;
   }
 
+  // Columns a thread of a column kernel takes: J > 1 where the kernel is one plain reduction (no
+  // fold, no full-size output) over columns enough that J-wide blocks still fill the GPU (about
+  // eight blocks per SM on an H100's 132, 1024 blocks). A warp then reads J neighbouring 128-byte
+  // segments of each row, J independent loads per step: sum over dim 1 of [128,4096,4095] reached
+  // 81% of the copy floor with one column a thread and 106% with four, argmax 75% and 92%; with
+  // few columns the grid shrinks J-fold ([16,4096,256]: 44% fell to 17%)
+  // (bench/results/column_reductions_2026-11-27_h100.md).
+  int columnsPerThread() const {
+    if (passes_.size() != 1 || passes_[0].fold != Fold::None || !fullOutputs().empty()) return 1;
+    const int64_t cols = k_.outer() * k_.inner();
+    for (int J : {4, 2})
+      if (cols / (32 * J) >= 1024) return J;
+    return 1;
+  }
+
+  // The column kernel of one plain reduction with J = columnsPerThread() > 1 columns a thread:
+  // thread tx of a block takes columns t0 + tx + 32 j (j < J), its row group every S-th row of
+  // them; the groups' partials combine in group order as in columns().
+  void wideColumns(std::ostream& o, int J) {
+    const int64_t R = k_.reduced(), inner = k_.inner();
+    const std::string cols = count(k_.outer() * inner), C = std::to_string(32 * J), Js = std::to_string(J);
+    const int S = columnGroups();
+    const int r = passes_[0].reds[0];
+    const KernelValue& red = k_.values[r];
+    const bool arg = isArg(red.reduce);
+    const std::string Rs = std::to_string(r), op = reduceOp(red.reduce), acc = "acc" + Rs + "[j]", acci = "acci" + Rs + "[j]";
+    o << "template <int VEC>\n__global__ void __launch_bounds__(" << 32 * S << ") " << name_ << "_kernel(" << params()
+      << ") {\n"
+      << "  __shared__ float cpart[" << S << "][" << C << "];\n";
+    if (arg) o << "  __shared__ long long cparti[" << S << "][" << C << "];\n";
+    o << "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;\n"
+      << "  for (int64_t t0 = blockIdx.x * " << C << "LL; t0 < " << cols << "; t0 += gridDim.x * " << C << "LL) {\n"
+      << "    // Columns past the end read the last column (in bounds) and write nothing.\n"
+      << "    int64_t first[" << Js << "];\n"
+      << "    float acc" << Rs << "[" << Js << "];\n";
+    if (arg) o << "    long long acci" << Rs << "[" << Js << "];\n";
+    o << "    #pragma unroll\n"
+      << "    for (int j = 0; j < " << Js << "; ++j) {\n"
+      << "      const int64_t t = min(t0 + tx + 32 * j, " << cols << " - 1);\n"
+      << "      first[j] = t / " << i64(inner) << " * " << i64(R * inner) << " + t % " << i64(inner) << ";\n"
+      << "      " << acc << " = " << reduceInit(red.reduce) << ";\n";
+    if (arg) o << "      " << acci << " = 0x7fffffffffffffffLL;\n";
+    o << "    }\n"
+      << "    #pragma unroll " << 8 / J << "\n"
+      << "    for (int64_t c = ty; c < " << i64(R) << "; c += " << S << ") {\n"
+      << "      #pragma unroll\n"
+      << "      for (int j = 0; j < " << Js << "; ++j) {\n"
+      << "        const int64_t lin = first[j] + c * " << i64(inner) << ";\n";
+    Scope element;
+    const std::string v = value(red.args[0], element, o, "        ");
+    if (arg) o << "        " << op << "::apply(" << acc << ", " << acci << ", " << v << ", c);\n";
+    else o << "        " << acc << " = " << op << "::apply(" << acc << ", " << v << ");\n";
+    o << "      }\n    }\n"
+      << "    #pragma unroll\n"
+      << "    for (int j = 0; j < " << Js << "; ++j) {\n"
+      << "      cpart[ty][tx + 32 * j] = " << acc << ";\n";
+    if (arg) o << "      cparti[ty][tx + 32 * j] = " << acci << ";\n";
+    o << "    }\n    __syncthreads();\n"
+      << "    if (ty == 0) {\n"
+      << "      #pragma unroll\n"
+      << "      for (int j = 0; j < " << Js << "; ++j) {\n"
+      << "        const int64_t t = t0 + tx + 32 * j;\n"
+      << "        float red" << Rs << " = cpart[0][tx + 32 * j];\n";
+    if (arg)
+      o << "        long long idx" << Rs << " = cparti[0][tx + 32 * j];\n"
+        << "        for (int g = 1; g < " << S << "; ++g) " << op << "::apply(red" << Rs << ", idx" << Rs
+        << ", cpart[g][tx + 32 * j], cparti[g][tx + 32 * j]);\n";
+    else
+      o << "        for (int g = 1; g < " << S << "; ++g) red" << Rs << " = " << op << "::apply(red" << Rs
+        << ", cpart[g][tx + 32 * j]);\n";
+    o << "        if (t < " << cols << ") {\n"
+      << "          const int64_t lin = t / " << i64(inner) << " * " << i64(R * inner) << " + t % " << i64(inner)
+      << "; (void)lin;\n";
+    Scope row;
+    hoistRowValues(o, row, finished(1), "          ");
+    writeRowOutputs(o, row, "t", "          ", "");
+    o << "        }\n      }\n    }\n"
+      << "    __syncthreads();  // cpart is reused by the next column block\n  }\n}\n";
+  }
+
   // Blocks of 32 neighbouring columns (coalesced) x `columnGroups()` row groups. Each group
   // reduces every S-th row of its columns; the partials meet in shared memory and every thread
   // combines them in group order, so the result does not depend on timing. Elementwise outputs
   // after the reductions are written by all groups, rows split the same way.
   void columns(std::ostream& o) {
+    if (const int J = columnsPerThread(); J > 1) return wideColumns(o, J);
     const int64_t R = k_.reduced(), inner = k_.inner();
     const std::string cols = count(k_.outer() * inner);
     const int S = columnGroups();
@@ -1382,7 +1463,7 @@ private:
       canVector = false;  // a column reduction walks the reduced dim one element at a time
       block = 32 * columnGroups();
       grid1 = fixedOrCount(k_.outer() * k_.inner());
-      grid1.per = 32;
+      grid1.per = 32 * columnsPerThread();
       grid1.most = 1 << 30;
     }
     auto gridText = [&](const Grid& g, const std::string& local) {

@@ -197,6 +197,19 @@ TEST(Coder, AColumnReductionSplitsTheReducedDimOverRowGroupsCombinedInOrder) {
   EXPECT_TRUE(has(cu, "if (live && ty == 0)"));
 }
 
+// mean over dim 1 of [64, 256, 2048]: 131072 outputs, enough for 1024 blocks of 128 columns, so each
+// thread takes four (32 apart) and has four independent loads per row step; the values are checked
+// by number on the CPU (generated_on_cpu.py: column_reductions, 20_mean_dim1).
+TEST(Coder, AColumnReductionOverManyColumnsGivesEachThreadFour) {
+  const std::string cu = cudaOf("20_mean_dim1");
+  EXPECT_TRUE(has(cu, "__shared__ float cpart[8][128];"));
+  EXPECT_TRUE(has(cu, "const int64_t t = min(t0 + tx + 32 * j, (int64_t)131072LL - 1);"));
+  EXPECT_TRUE(has(cu, "acc1[j] = SumOp::apply(acc1[j], v0);"));
+  EXPECT_TRUE(has(cu, "k0_kernel<1><<<1024, 256, 0, stream>>>"));
+  // argmin over [64, 1024, 256] has 16384 outputs: four a thread would leave 128 blocks; it keeps one.
+  EXPECT_FALSE(has(cudaOf("32_argmin_dim1"), "first[j]"));
+}
+
 TEST(Coder, MaxPoolingLetsNaNWinAndSkipsPadding) {
   const std::string cu = cudaOf("37_max_pool2d");
   EXPECT_TRUE(has(cu, "if (v > m || v != v) m = v;"));
