@@ -4,6 +4,7 @@
 #include "protocol/StitchTypes.h"
 
 #include "server/HostShutdown.h"
+#include "server/VerifyBatch.h"
 #include "server/WorkerProcess.h"
 
 #include <cstdio>
@@ -72,6 +73,28 @@ void printKernelBench(const protocol::json& r) {
     std::cout << "  stopped at " << e.value("stage", "?") << ": " << e.value("message", "") << "\n";
 }
 
+// The command line's mistakes, said before anything runs.
+void checkVerifyUsage(const CLI::App& cmd, const VerifyArgs& a) {
+  for (const auto& name : slurmOptionNames())
+    if (cmd.get_option(name)->count() > 0 && !a.slurm.enabled)
+      throw cli::UsageError(name + " is for a Slurm run: it needs --slurm");
+  if (a.batch.empty()) {
+    for (const char* name : {"--out", "--gpus", "--slurm"})
+      if (cmd.get_option(name)->count() > 0)
+        throw cli::UsageError(std::string(name) + " is for many candidates: it needs --batch ROWS.jsonl");
+    if (a.reference.empty() || a.candidate.empty())
+      throw cli::UsageError(std::string(a.reference.empty() ? "--reference TASK.py" : "--candidate CAND") +
+                            " is required: stitchcuda verify --reference TASK.py --candidate CAND [options]");
+    return;
+  }
+  if (!a.reference.empty() || !a.candidate.empty())
+    throw cli::UsageError("--batch verifies many candidates: --reference and --candidate are for one");
+  if (a.out.empty()) throw cli::UsageError("--batch needs --out VERDICTS.jsonl");
+  if (a.json) throw cli::UsageError("--json is for one candidate: a batch writes JSON lines to --out");
+  if (a.slurm.enabled && cmd.get_option("--gpus")->count() > 0)
+    throw cli::UsageError("--gpus is for one machine, not with --slurm (each element gets one GPU)");
+}
+
 }  // namespace
 
 CLI::App* addVerifyCommand(CLI::App& app, VerifyArgs& a) {
@@ -95,23 +118,31 @@ CLI::App* addVerifyCommand(CLI::App& app, VerifyArgs& a) {
       *cmd, "--seed", a.seed,
       [](const std::string& name, const std::string& text) { return std::optional<int>(cli::wholeNumber(name, text)); },
       "the seed of the construction and the inputs (default 0; 42 with --kernelbench)", "S");
+  const std::string many = "Many candidates";
+  cli::addText(*cmd, "--batch", a.batch,
+               "verify every row of this file (one JSON object a line: reference, candidate, id, and verify's options)",
+               "ROWS.jsonl")
+      ->group(many);
+  cli::addText(*cmd, "--out", a.out, "one JSON line per row; rows already verified there are kept and skipped",
+               "VERDICTS.jsonl")
+      ->group(many);
+  cli::addValue(*cmd, "--gpus", a.gpus, cli::positiveWholeNumber, "one worker per GPU (default 1)", "N")->group(many);
+  addSlurmOptions(*cmd, a.slurm);
   cmd->footer("The verdict names every failed check; the candidate runs in a supervised harness worker.\n"
+              "many:             stitchcuda verify --batch ROWS.jsonl --out VERDICTS.jsonl [--gpus N] (the options above "
+              "are each row's defaults)\n"
+              "past one machine: ... --slurm [--partition P] [--time T]: one Slurm job array, a GPU per row "
+              "(protocol/SLURM.md)\n"
               "exit: 0 passed, 1 failed, 2 usage or harness error or the verifier's own failure, 3 the candidate left "
-              "the GPU in a sticky error state, 4 no GPU to run the candidate on, 128 + N when signal N stopped it");
-  cmd->callback([&a] {
-    if (a.reference.empty() || a.candidate.empty())
-      throw cli::UsageError(std::string(a.reference.empty() ? "--reference TASK.py" : "--candidate CAND") +
-                            " is required: stitchcuda verify --reference TASK.py --candidate CAND [options]");
-  });
+              "the GPU in a sticky error state, 4 no GPU to run the candidate on, 128 + N when signal N stopped it;\n"
+              "      a batch: 0 every row has a verdict (passed or not), 1 some row has none, 2 usage error");
+  cmd->callback([cmd, &a] { checkVerifyUsage(*cmd, a); });
   return cmd;
 }
 
-int runHeadlessVerify(const HostConfig& config, const VerifyArgs& args) {
-  protocol::json params = protocol::json::object();
-  std::error_code ec;
-  params["reference"] = std::filesystem::absolute(args.reference, ec).string();
-  params["candidate"] = std::filesystem::absolute(args.candidate, ec).string();
-  params["cacheDir"] = (config.jobsDir / ".verify-cache").string();
+VerifyCall verifyCallOf(const VerifyArgs& args) {
+  VerifyCall call;
+  protocol::json& params = call.params;
   if (args.atol) params["atol"] = *args.atol;
   if (args.rtol) params["rtol"] = *args.rtol;
   if (args.trials) params["trials"] = *args.trials;
@@ -119,6 +150,17 @@ int runHeadlessVerify(const HostConfig& config, const VerifyArgs& args) {
   for (const auto& p : args.allowPrecision) params["allowPrecision"].push_back(p);
   if (args.precision) params["precision"] = *args.precision;
   if (args.noTiming) params["timing"] = false;
+  call.kernelbench = args.kernelbench;
+  return call;
+}
+
+int runHeadlessVerify(const HostConfig& config, const VerifyArgs& args) {
+  if (!args.batch.empty()) return runVerifyBatch(config, args);
+  protocol::json params = verifyCallOf(args).params;
+  std::error_code ec;
+  params["reference"] = std::filesystem::absolute(args.reference, ec).string();
+  params["candidate"] = std::filesystem::absolute(args.candidate, ec).string();
+  params["cacheDir"] = (config.jobsDir / ".verify-cache").string();
 
   WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt, config.loadTimeoutSeconds},
                        [](const protocol::json& event) {

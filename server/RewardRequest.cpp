@@ -2,6 +2,7 @@
 #include "server/RewardRequest.h"
 
 #include "server/Scoring.h"
+#include "server/VerifyRequest.h"
 
 #include <atomic>
 #include <fstream>
@@ -143,48 +144,19 @@ RewardWork verifyWork(const json& body, const RewardSettings& settings) {
   requireObject(body, "verify's options (protocol/REWARD_SERVICE.md)");
   json request = body;
   const InlineFiles files = takeFiles(request, settings);
-  json params = json::object();
-  bool kernelbench = false;
-  for (const auto& [key, value] : request.items()) {
-    if (key == "reference" || key == "candidate" || key == "id") continue;
-    if (key == "atol" || key == "rtol") {
-      if (!value.is_number() || value.get<double>() < 0) throw std::invalid_argument("'" + key + "' must be a number >= 0");
-      params[key] = value;
-    } else if (key == "trials" || key == "seed") {
-      if (!value.is_number_integer() || (key == "trials" && value.get<long long>() < 1))
-        throw std::invalid_argument("'" + key + "' must be a " + (key == "trials" ? "positive " : "") + "whole number");
-      params[key] = value;
-    } else if (key == "allowPrecision") {
-      if (!value.is_array()) throw std::invalid_argument("'allowPrecision' must be a list of tf32, fp16, bf16");
-      for (const auto& p : value)
-        if (p != "tf32" && p != "fp16" && p != "bf16")
-          throw std::invalid_argument("'allowPrecision' takes tf32, fp16 or bf16, not " + p.dump());
-      params[key] = value;
-    } else if (key == "precision") {
-      if (value != "eager" && value != "fp32") throw std::invalid_argument("'precision' takes eager or fp32, not " + value.dump());
-      params[key] = value;
-    } else if (key == "timing" || key == "kernelbench") {
-      if (!value.is_boolean()) throw std::invalid_argument("'" + key + "' must be true or false");
-      if (key == "timing") params[key] = value;
-      else kernelbench = value.get<bool>();
-    } else {
-      throw std::invalid_argument("unknown field '" + key +
-                                  "'; a verify body takes reference or referenceSource, candidate or candidateSource "
-                                  "(with candidateCuda), atol, rtol, trials, seed, allowPrecision, precision, timing, "
-                                  "kernelbench and id");
-    }
-  }
+  const VerifyCall verify = verifyCallFrom(
+      request, "a verify body takes reference or referenceSource, candidate or candidateSource (with candidateCuda), "
+               "atol, rtol, trials, seed, allowPrecision, precision, timing, kernelbench and id");
   const json id = request.value("id", json());
-  return [request, params, kernelbench, files, id, settings](agents::Worker& worker,
-                                                             const agents::CancelToken& cancel) -> RewardOutcome {
+  return [request, verify, files, id, settings](agents::Worker& worker, const agents::CancelToken& cancel) -> RewardOutcome {
     json paths = request;
     std::optional<ScratchFolder> folder;
     if (files.any()) materialize(folder.emplace(settings.scratch), files, paths);
-    json call = params;
+    json call = verify.params;
     call["reference"] = paths["reference"];
     call["candidate"] = paths["candidate"];
     call["cacheDir"] = settings.cacheDir.string();
-    auto verdict = worker.call(kernelbench ? "verifyKernelBench" : "verify", call, settings.deadline, cancel);
+    auto verdict = worker.call(verify.method(), call, settings.deadline, cancel);
     if (!verdict.ok()) return failureOf(*verdict.error);
     json out = std::move(*verdict.result);
     if (!id.is_null()) out["id"] = id;

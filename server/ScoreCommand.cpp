@@ -1,6 +1,7 @@
 // The score subcommand; see ScoreCommand.h.
 #include "server/ScoreCommand.h"
 
+#include "server/BatchRows.h"
 #include "server/ResultFiles.h"
 #include "server/ScoreJudge.h"
 #include "server/ScoreMethod.h"
@@ -12,14 +13,10 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <mutex>
-#include <set>
 #include <sstream>
-#include <thread>
 
 namespace stitch::server {
 namespace {
@@ -96,13 +93,6 @@ ScoreResult scoreWithJudge(agents::Worker& worker, const HostConfig& config, con
   return r;
 }
 
-WorkerProcess makeWorker(const HostConfig& config, std::optional<int> gpu) {
-  return WorkerProcess(WorkerSettings{config.python, config.harnessDir, {}, gpu, config.loadTimeoutSeconds}, [](const json& event) {
-    if (event.value("event", "") == "log")  // verifyStage events are for deadlines
-      std::cerr << "harness: " << event.value("message", "") << "\n";
-  });
-}
-
 int scoreOne(const HostConfig& config, const ScoreArgs& args) {
   ScoreInputs inputs;
   try {
@@ -111,8 +101,8 @@ int scoreOne(const HostConfig& config, const ScoreArgs& args) {
     std::cerr << "stitchcuda score: " << e.what() << "\n";
     return 2;
   }
-  auto worker = makeWorker(config, std::nullopt);
-  auto r = scoreWithJudge(worker, config, args, std::move(inputs));
+  auto worker = batchWorker(config, std::nullopt);
+  auto r = scoreWithJudge(*worker, config, args, std::move(inputs));
   if (!r.ok()) {
     if (args.asJson) std::cout << json{{"error", {{"code", r.error().code}, {"message", r.error().message}}}}.dump(2) << "\n";
     else std::cerr << "stitchcuda score: " << r.error().message << " [" << r.error().code << "]\n";
@@ -121,16 +111,6 @@ int scoreOne(const HostConfig& config, const ScoreArgs& args) {
   if (args.asJson) std::cout << r.value().dump(2) << "\n";
   else printScore(r.value());
   return 0;
-}
-
-// A batch row's identity in the output: its line number and the candidate it names, so that a
-// resumed run over an edited batch file never takes one row's score for another's.
-std::string rowKey(std::size_t row, const std::string& candidate) { return std::to_string(row) + "\t" + candidate; }
-
-// The paths a row asks to score, as its output line repeats them.
-json requestedOf(const json& row) {
-  return json{{"reference", row.is_object() ? row.value("reference", "") : ""},
-              {"candidate", row.is_object() ? row.value("candidate", "") : ""}};
 }
 
 // One row per candidate with a kept verdict (verdict.json) in each job folder under `dir` (a bench
@@ -179,11 +159,8 @@ int scoreBatch(const HostConfig& config, const ScoreArgs& args) {
   }
 
   // A row's output line: its score, or the error that kept it from one.
-  auto scoreRow = [&](agents::Worker& worker, std::size_t i) {
-    json row = json::parse(rows[i], nullptr, false);
-    json line{{"row", i}};
-    if (row.is_object() && row.contains("id")) line["id"] = row["id"];
-    line["requested"] = requestedOf(row);
+  auto scoreRow = [&](agents::Worker& worker, std::size_t i, json row) {
+    json line = rowLineHead(i, row);
     try {
       if (row.is_discarded()) throw std::invalid_argument("line is not JSON");
       if (args.request.contains("weights") && !row.contains("weights")) row["weights"] = args.request["weights"];
@@ -195,75 +172,8 @@ int scoreBatch(const HostConfig& config, const ScoreArgs& args) {
     }
     return line;
   };
-  std::vector<std::string> keys;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    keys.push_back(rowKey(i, requestedOf(json::parse(rows[i], nullptr, false))["candidate"]));
-  if (args.slurm.element)  // one row of a Slurm array, on its node
-    return runSlurmElement(args.slurm, keys, [&](std::size_t i) -> std::optional<json> {
-      auto worker = makeWorker(config, std::nullopt);
-      return scoreRow(worker, i);
-    });
-
-  // Resume: keep the rows already scored (an error is tried again), rewritten atomically so a line
-  // cut short by a stopped run is dropped.
-  std::set<std::string> done;
-  std::string kept;
-  std::istringstream previous(readText(args.out));
-  for (std::string line; std::getline(previous, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.contains("error") || !j["row"].is_number_integer()) continue;
-    done.insert(rowKey(j["row"].get<std::size_t>(), j.value("requested", json::object()).value("candidate", "")));
-    kept += line + "\n";
-  }
-  if (auto error = writeAtomically(args.out, kept)) {
-    std::cerr << "stitchcuda score: " << *error << "\n";
-    return 2;
-  }
-  std::ofstream out(args.out, std::ios::app);
-  std::mutex outMutex;
-  std::atomic<std::size_t> next{0};
-  std::atomic<int> failed{0}, scored{0};
-  auto emit = [&](json line) {
-    std::lock_guard lock(outMutex);
-    out << line.dump() << "\n" << std::flush;
-  };
-  auto record = [&](json line) {
-    ++(line.contains("error") ? failed : scored);
-    emit(std::move(line));
-  };
-  auto blank = [&](std::size_t i) { return rows[i].find_first_not_of(" \t\r") == std::string::npos; };
-  auto work = [&](std::optional<int> gpu) {
-    auto worker = makeWorker(config, gpu);
-    for (std::size_t i; (i = next++) < rows.size();)
-      if (!blank(i) && !done.count(keys[i])) record(scoreRow(worker, i));
-  };
-  if (args.slurm.enabled) {
-    // Each row's line once: a row already in the output (an earlier submitter merged it) is not added again.
-    SlurmArrayRun array{args.out + ".slurm", keys, {}, true, true, true};
-    for (std::size_t i = 0; i < rows.size(); ++i) array.wanted.push_back(!blank(i) && !done.count(keys[i]));
-    const int status = runSlurmArray(
-        args.slurm, array,
-        [&](const json& element) {
-          const std::size_t i = element.value("index", std::size_t{0});
-          if (i >= keys.size() || !done.insert(keys[i]).second) return;
-          json line = element["result"];
-          line["slurm"] = element["slurm"];
-          record(std::move(line));
-        },
-        [&](std::size_t i, const std::string& why) {
-          record(json{{"row", i},
-                      {"requested", requestedOf(json::parse(rows[i], nullptr, false))},
-                      {"error", {{"code", "slurm_lost"}, {"message", why}}}});
-        });
-    if (status != 0) return 2;
-  }
-  std::vector<std::thread> threads;
-  for (int g = 0; g < (args.slurm.enabled ? 0 : args.gpus); ++g)
-    threads.emplace_back(work, args.gpus > 1 ? std::optional<int>(g) : std::nullopt);
-  for (auto& t : threads) t.join();
-  std::cerr << "stitchcuda score: " << scored << " scored, " << done.size() << " already in " << args.out << ", "
-            << failed << " failed\n";
-  out.close();
+  const auto outcome = runRowBatch(config, RowBatch{"score", "scored", std::move(rows), args.out, args.gpus, args.slurm}, scoreRow);
+  if (args.slurm.element || outcome.status != 0) return outcome.status;
   if (!args.table.empty()) {
     std::vector<json> lines;
     std::istringstream all(readText(args.out));
@@ -274,7 +184,7 @@ int scoreBatch(const HostConfig& config, const ScoreArgs& args) {
       return 2;
     }
   }
-  return failed ? 1 : 0;
+  return outcome.failed ? 1 : 0;
 }
 
 }  // namespace
