@@ -23,4 +23,9 @@ extern const char* const kConvX3;
 extern const char* const kConvFp32Only;
 extern const char* const kRnn;
 
+// The segments the host entry runs (emitHostEntry in HostProgram.h): their state, then how they run.
+extern const char* const kSegment;
+extern const char* const kSegmentDirect;
+extern const char* const kSegmentReplay;
+
 }  // namespace stitch::agents::builtin::cuda
