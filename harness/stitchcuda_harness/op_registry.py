@@ -1,7 +1,8 @@
 """The built-in brain's operator registry (agents/builtin/ops), as the build exports it to ops.json
 beside this file: which ATen operators exist for the host, by family and cost kind. The harness reads
-its operator lists from here, never from lists of its own; tests/builtin/ops_on_cpu.py fails when the
-file differs from the registry (`build/bin/op_candidates --json > harness/stitchcuda_harness/ops.json`)."""
+its operator lists from here, never from lists of its own. Every build rewrites the file from the
+registry (agents/builtin/ops/OpsJson.cmake); it stays committed so that a harness without a build
+(a checkout's tests, the .vsix) has it, and tests/builtin/ops_on_cpu.py fails when it is stale."""
 from __future__ import annotations
 
 import functools

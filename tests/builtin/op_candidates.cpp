@@ -1,11 +1,10 @@
-// The operator registry's side of the per-op test (ops_on_cpu.py): `op_candidates --json` prints the
-// registry (agents/builtin/ops) as JSON; `op_candidates GRAPH OUT` writes the candidate the built-in
-// brain generates for a captured graph (its task file named by the graph) into OUT, and fails naming
-// every operator the plan leaves in PyTorch, with why: a registered operator must be generated.
+// The generating side of the per-op test (ops_on_cpu.py): `op_candidates GRAPH OUT` writes the
+// candidate the built-in brain generates for a captured graph (its task file named by the graph) into
+// OUT, and fails naming every operator the plan leaves in PyTorch, with why: a registered operator
+// (agents/builtin/ops) must be generated.
 #include "agents/builtin/Coder.h"
 #include "agents/builtin/GraphNormalize.h"
 #include "agents/builtin/MemoryFormat.h"
-#include "agents/builtin/ops/OpDef.h"
 
 #include <filesystem>
 #include <fstream>
@@ -44,10 +43,6 @@ int generate(const std::filesystem::path& graphFile, const std::filesystem::path
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::string(argv[1]) == "--json") {
-    std::cout << ops::opsJson().dump(1) << "\n";
-    return 0;
-  }
-  if (argc != 3) return std::cerr << "usage: op_candidates --json | op_candidates GRAPH.json OUT_DIR\n", 2;
+  if (argc != 3) return std::cerr << "usage: op_candidates GRAPH.json OUT_DIR\n", 2;
   return generate(argv[1], argv[2]);
 }
