@@ -259,6 +259,7 @@ void addMath(Registry& r) {
   simpleUnary(r, "erf", "erff(#)");
   simpleUnary(r, "floor", "floorf(#)");
   simpleUnary(r, "ceil", "ceilf(#)");
+  simpleUnary(r, "trunc", "truncf(#)");
   simpleUnary(r, "sign", "(float)((# > 0.0f) - (# < 0.0f))");
   simpleUnary(r, "square", "(# * #)");
   // Kernel functions of composite lowerings (CompositeLowering.cpp): no operator of their own.
