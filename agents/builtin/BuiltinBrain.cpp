@@ -70,6 +70,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
                                                                : LayoutMode::Auto;
   options.inPyTorch = inPyTorch_;
   layout_.reset(options.layout);
+  eager_.reset();
   replanned_ = replan;
   tried_.clear();
   lastPick_.reset();
@@ -174,6 +175,47 @@ std::optional<std::size_t> BuiltinBrain::layoutStep(const std::optional<loop::Fe
   return lastPick_;
 }
 
+std::optional<std::size_t> BuiltinBrain::eagerOpStep(const std::optional<loop::Feedback>& last,
+                                                     std::optional<loop::Feedback>& judged, bool& planChanged,
+                                                     std::string& left) {
+  if (!last || !graph_ || !capture_) return std::nullopt;
+  if (eager_.trying()) {
+    if (!eager_.keep(*last, judged)) {
+      for (const auto& [node, why] : eager_.left()) inPyTorch_.erase(node);
+      options_.inPyTorch = inPyTorch_;
+      layOut(planned_);
+      planChanged = true;
+    }
+    return std::nullopt;
+  }
+  if (!eager_.open() || layout_.trying() || !judged || !judged->passed || !judged->medianMs || !lastPick_)
+    return std::nullopt;
+  eager_.close();  // one look per plan, at the first verified candidate in the layout kept
+  const auto slow = slowerThanEager(*graph_, plan_, capture_->lineTimesUs,
+                                    stepTimesUs(plan_, judged->launches, judged->tracedForwards));
+  if (slow.empty()) return std::nullopt;
+  std::map<int, std::string> nodes;
+  std::string steps;
+  for (const auto& s : slow) {
+    nodes[s.node] = s.reason();
+    steps += (steps.empty() ? "step " : ", ") + plan_.kernels[s.step].id;
+  }
+  auto saved = std::make_tuple(graph_, plan_, planned_);
+  for (const auto& [node, why] : nodes) inPyTorch_.emplace(node, why);
+  options_.inPyTorch = inPyTorch_;
+  layOut(planned_);
+  if (plan_.kernels.empty()) {  // nothing of the forward would be compiled: eager itself
+    for (const auto& [node, why] : nodes) inPyTorch_.erase(node);
+    options_.inPyTorch = inPyTorch_;
+    std::tie(graph_, plan_, planned_) = std::move(saved);
+    return std::nullopt;
+  }
+  eager_.begin(*judged, std::move(nodes));
+  planChanged = true;
+  left = steps + "'s convolution in PyTorch (measured slower than eager's)";
+  return lastPick_;
+}
+
 // The refine step's one decision from the Verifier's diagnosis (protocol/FEEDBACK.md): which
 // untried variant comes next, or none when launch variants cannot help.
 std::optional<std::size_t> BuiltinBrain::chooseVariant(const std::optional<loop::Feedback>& last) const {
@@ -229,6 +271,8 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
   std::optional<loop::Feedback> judged = last;
   if ((pick = layoutStep(last, judged, planChanged))) {
     // the trial's candidate: the other layout, the same variant
+  } else if ((pick = eagerOpStep(last, judged, planChanged, left))) {
+    // the trial's candidate: eager's convolution where ours measured slower, the same variant
   } else if (judged && !judged->passed && !judged->failedChecks.empty()) {
     const auto& failed = judged->failedChecks;
     auto failedCheck = [&](const char* c) { return std::find(failed.begin(), failed.end(), c) != failed.end(); };

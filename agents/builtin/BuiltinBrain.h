@@ -4,6 +4,7 @@
 
 #include "agents/builtin/Coder.h"
 #include "agents/builtin/LayoutSearch.h"
+#include "agents/builtin/LibraryVsEager.h"
 #include "agents/loop/Brain.h"
 
 #include <set>
@@ -46,6 +47,12 @@ private:
   // candidate, the faster format planned from now on and `judged` replaced by its feedback, which
   // the variant search goes on from. The variant to write, or nullopt where the step is not the
   // trial's (`planChanged` set where the plan was made again).
+  // The eager-operator trial's part of a refine step (LibraryVsEager.h): after a verified
+  // candidate whose trace shows a convolution step slower than eager's lines around it, that
+  // convolution left to PyTorch and the same variant picked (`left` saying so); after the trial's
+  // candidate, the operators given back where it was not faster (`judged` then the first's).
+  std::optional<std::size_t> eagerOpStep(const std::optional<loop::Feedback>& last,
+                                         std::optional<loop::Feedback>& judged, bool& planChanged, std::string& left);
   std::optional<std::size_t> layoutStep(const std::optional<loop::Feedback>& last,
                                         std::optional<loop::Feedback>& judged, bool& planChanged);
 
@@ -59,6 +66,7 @@ private:
   std::set<std::size_t> tried_;  // indices into variants()
   std::optional<std::size_t> lastPick_;  // the variant of the last draft
   LayoutSearch layout_;
+  EagerOpTrial eager_;
   bool replanned_ = false;
 };
 

@@ -15,6 +15,13 @@
 
 namespace stitch::agents::loop {
 
+// One kernel of a traced forward of the candidate (PROFILE's trace).
+struct Launch {
+  std::string name;
+  double us = 0;
+  int forward = 0;  // which traced forward launched it
+};
+
 // The verifier's judgement of the last candidate, reduced to what a brain acts on.
 struct Feedback {
   bool built = false;
@@ -31,6 +38,11 @@ struct Feedback {
   std::optional<double> achievedPct;     // of that bound's measured ceiling
   std::optional<double> floorFraction;   // roofline floor / measured median, from the harness's timing
   std::optional<double> speedupEager;    // eager's median / this candidate's, timed side by side
+  // From PROFILE's trace, where one was taken: the program's own kernels over `tracedForwards`
+  // forwards, in launch order (those of operators left in PyTorch excluded), so a brain can tell
+  // the time of each of its steps.
+  std::vector<Launch> launches;
+  int tracedForwards = 0;
 };
 
 struct BrainPlan {

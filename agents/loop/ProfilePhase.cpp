@@ -183,6 +183,10 @@ std::optional<protocol::ProfileParams> ProfilePhase::run(const ProfileSubject& s
   if (cancel.cancelled()) return std::nullopt;
   auto summary = trace(s, cancel);
   if (!summary) return std::nullopt;
+  for (const auto& a : summary->activities)
+    if (a.kind == "kernel" && a.iteration >= 0 && a.op().rfind("aten::", 0) != 0)
+      fb.launches.push_back({a.name, a.durationUs, a.iteration});
+  fb.tracedForwards = summary->iterations;
   const auto& roof = ceilings(cancel);
   auto ncu = ncuMetrics(s, cancel);
   auto kernels = prof::mapKernelsToSource(*summary, ncu ? *ncu : std::vector<prof::KernelMetrics>{});

@@ -5,6 +5,7 @@
 #include "FixtureGraphs.h"
 
 #include "agents/builtin/LibraryEmitter.h"
+#include "agents/builtin/LibraryVsEager.h"
 
 #include <gtest/gtest.h>
 
@@ -520,6 +521,54 @@ TEST(GraphNormalize, UnsafeViewAndWholeSlicesAreViews) {
   EXPECT_EQ(parsed.value().nodes[0].op, "aten::view");
   EXPECT_EQ(parsed.value().nodes[1].kind, "view");
   EXPECT_EQ(parsed.value().tensor("t2")->viewOf, std::optional<std::string>("t1"));
+}
+
+// The trace's kernels per plan step: a generated kernel names its step; cuDNN's kernels and the
+// convolution's epilogue pass belong to the library step before the next generated one.
+TEST(LibraryVsEager, TheTraceIsSplitIntoSteps) {
+  const Plan p = planOf("81_conv2d_relu_maxpool");
+  ASSERT_EQ(kinds(p), "CK");
+  const std::vector<loop::Launch> launches = {
+      {"sm90_xmma_fprop_implicit_gemm_tf32f32", 180, 0}, {"void sc_conv_epi_pass<4>(float*, long)", 20, 0},
+      {"void k1_kernel<4>(float const*, float*, long)", 30, 0}, {"sm90_xmma_fprop_implicit_gemm_tf32f32", 220, 1},
+      {"void k1_kernel<4>(float const*, float*, long)", 10, 1}};
+  const auto us = stepTimesUs(p, launches, 2);
+  ASSERT_EQ(us.size(), 2u);
+  EXPECT_DOUBLE_EQ(us.at(0), 210);
+  EXPECT_DOUBLE_EQ(us.at(1), 20);
+  EXPECT_TRUE(stepTimesUs(p, launches, 0).empty());
+}
+
+// Two library steps with no generated kernel between them: their kernels are not told apart.
+TEST(LibraryVsEager, AdjacentLibraryStepsAreNotTimedApart) {
+  Plan p;
+  p.kernels.resize(3);
+  p.kernels[0].library = p.kernels[1].library = LibraryCall{};
+  const auto us = stepTimesUs(p, {{"cudnn_kernel", 5, 0}, {"cudnn_kernel", 5, 0}, {"void k2_kernel<1>()", 3, 0}}, 1);
+  EXPECT_EQ(us.size(), 1u);
+  EXPECT_DOUBLE_EQ(us.at(2), 3);
+}
+
+// A convolution step slower than eager's whole line (conv, relu and pool on line 16) by more than
+// the margin is reported, with the node to leave to PyTorch; within the margin, without the
+// line's time, or on a line with a second library call, it is not.
+TEST(LibraryVsEager, AConvolutionSlowerThanEagersLineIsFound) {
+  auto g = loadFixture("81_conv2d_relu_maxpool");
+  ASSERT_TRUE(g.ok());
+  const Plan p = makePlan(g.value());
+  const std::map<std::size_t, double> us = {{0, 120.0}, {1, 5.0}};
+  const auto slow = slowerThanEager(g.value(), p, {{16, 100.0}}, us);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(slow[0].step, 0u);
+  EXPECT_EQ(slow[0].node, p.kernels[0].library->nodeIds.front());
+  EXPECT_NE(slow[0].reason().find("took 120.0 us per forward where eager's whole line(s)"), std::string::npos);
+  EXPECT_TRUE(slowerThanEager(g.value(), p, {{16, 110.0}}, us).empty());
+  EXPECT_TRUE(slowerThanEager(g.value(), p, {{15, 10.0}}, us).empty());
+  Graph twice = g.value();
+  Node second = twice.nodes[0];
+  second.id = 99;
+  twice.nodes.push_back(second);
+  EXPECT_TRUE(slowerThanEager(twice, p, {{16, 100.0}}, us).empty());
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ protected:
     facts.cuda = true;
     facts.graph = protocol::json::parse(in);
     facts.precision = eager;
+    facts.lineTimesUs = lineTimes;
     JobRequest request;
     request.jobId = "j";
     request.taskFile = testing::sourceDir() / "bench/tasks" / level / (task + ".py");
@@ -85,6 +86,7 @@ protected:
     return "";
   }
 
+  std::map<int, double> lineTimes;  // the reference's profile, per source line
   BuiltinBrain brain;
   std::optional<loop::Draft> draft;
   std::filesystem::path dir;
@@ -284,6 +286,47 @@ TEST_F(Refine, NoLayoutTrialWhereTheLayoutIsNotAGuess) {
   EXPECT_NE(next(timed(1.0)), elementwise);
   EXPECT_FALSE(draft->plan);
   EXPECT_EQ(draft->title.find("layout"), std::string::npos);
+}
+
+// The trace shows the cuDNN step (k0, before the pooling kernel k1) taking 300 us per forward where
+// eager spent 100 us on the whole line (conv, relu and pool): the same variant with eager's
+// convolution, and the loop told the plan changed; slower, and the convolution is ours again.
+TEST_F(Refine, AConvolutionSlowerThanEagersIsTriedInPyTorchAndKeptOnlyIfFaster) {
+  lineTimes = {{16, 100.0}};
+  planTask("level2", "81_conv2d_relu_maxpool", {}, std::nullopt, "eager", "nchw");
+  const std::string first = next(std::nullopt);
+  EXPECT_NE(lastCuda().find("sc_conv_launch("), std::string::npos);
+  loop::Feedback traced = timed(0.5);
+  traced.launches = {{"sm90_xmma_fprop_implicit_gemm", 290, 0}, {"void sc_conv_epi_pass<4>()", 10, 0},
+                     {"void k1_kernel<4>()", 20, 0}};
+  traced.tracedForwards = 1;
+  EXPECT_EQ(next(traced), first);
+  ASSERT_TRUE(draft && draft->plan);
+  EXPECT_NE(draft->title.find("step k0's convolution in PyTorch (measured slower than eager's)"), std::string::npos)
+      << draft->title;
+  ASSERT_EQ(draft->plan->plan.uncovered.size(), 1u);
+  EXPECT_NE(draft->plan->plan.uncovered[0].find("took 300.0 us per forward where eager's whole line(s)"),
+            std::string::npos)
+      << draft->plan->plan.uncovered[0];
+  EXPECT_NE(lastPython().find("torch.ops.aten.convolution"), std::string::npos);
+  EXPECT_EQ(lastCuda().find("sc_conv_launch("), std::string::npos);
+  const std::string third = next(timed(0.6));
+  EXPECT_NE(third, "");
+  EXPECT_NE(third, first);
+  ASSERT_TRUE(draft->plan);
+  EXPECT_TRUE(draft->plan->plan.uncovered.empty());
+  EXPECT_NE(lastCuda().find("sc_conv_launch("), std::string::npos);
+}
+
+TEST_F(Refine, AConvolutionWithinEagersTimeStaysOurs) {
+  lineTimes = {{16, 400.0}};
+  planTask("level2", "81_conv2d_relu_maxpool", {}, std::nullopt, "eager", "nchw");
+  const std::string first = next(std::nullopt);
+  loop::Feedback traced = timed(0.5);
+  traced.launches = {{"sm90_xmma_fprop_implicit_gemm", 290, 0}, {"void k1_kernel<4>()", 20, 0}};
+  traced.tracedForwards = 1;
+  EXPECT_NE(next(traced), first);
+  EXPECT_FALSE(draft->plan);
 }
 
 TEST(LibraryFailureStep, ReadsTheStepOfALibraryStatus) {

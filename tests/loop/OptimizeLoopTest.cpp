@@ -436,6 +436,11 @@ TEST_F(OptimizeLoopTest, FeedbackOfEachRoundReachesTheBrain) {
   bool memoryPct = false;
   for (const auto& e : opt->verifier->evidence) memoryPct = memoryPct || (e.metric == "memory_roofline_pct" && e.value > 80);
   EXPECT_TRUE(memoryPct);
+  // The trace's kernels in launch order, per forward, for a brain that times its own steps.
+  EXPECT_GT(opt->tracedForwards, 0);
+  ASSERT_FALSE(opt->launches.empty());
+  EXPECT_NE(opt->launches.front().name.find("chain_vec4"), std::string::npos) << opt->launches.front().name;
+  EXPECT_EQ(opt->launches.back().forward, opt->tracedForwards - 1);
   EXPECT_EQ(logsContaining("c2 feedback [optimize/memory_bound_at_ceiling]"), 1);
   EXPECT_EQ(logsContaining("c1 feedback [fix/output_mismatch]"), 1);
   // ncu's CSV stays beside c2's verdict for `stitchcuda score`; c1 failed and was never profiled.

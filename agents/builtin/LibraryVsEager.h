@@ -1,0 +1,62 @@
+// Never slower than eager's library choice (issue 32): a convolution whose cuDNN step, as the
+// candidate's trace timed it, took longer than eager's whole source line around the same
+// convolution (the reference's profile) is left to PyTorch in the next candidate, with the fused
+// steps around it; the loop's measurement of that partial candidate then decides whether it stays.
+#pragma once
+
+#include "agents/builtin/Planner.h"
+#include "agents/loop/Brain.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stitch::agents::builtin {
+
+// The GPU time per forward of each step of `plan` that the trace can tell apart, by step index:
+// a generated kernel is named after its step (`k3_kernel`); every other activity (cuDNN's and
+// cuBLASLt's kernels, a convolution's epilogue pass) belongs to the library steps between the
+// generated ones around it in its forward, and is counted only where those are one step.
+std::map<std::size_t, double> stepTimesUs(const Plan& plan, const std::vector<loop::Launch>& launches, int forwards);
+
+// A convolution step slower than eager by the profiles.
+struct SlowerThanEager {
+  std::size_t step = 0;
+  int node = 0;          // the convolution's node, what Plan options leave to PyTorch
+  double oursUs = 0;     // the step, from the candidate's trace
+  double eagerUs = 0;    // eager's time for the lines of its operators, an upper bound of eager's convolution
+  std::string reason() const;
+};
+
+// The convolution steps of `plan` (by its candidate's trace) that took longer than the reference's
+// time for all the source lines their operators are on (`lineTimesUs`), by more than `margin`:
+// only where no other library call shares those lines, so that the lines' time bounds eager's
+// own convolution (and what its epilogue folded) from above.
+std::vector<SlowerThanEager> slowerThanEager(const Graph& graph, const Plan& plan,
+                                             const std::map<int, double>& lineTimesUs,
+                                             const std::map<std::size_t, double>& stepUs, double margin = 0.1);
+
+// The trial of one plan: after a verified candidate with such steps, the next leaves them to
+// PyTorch (same launch variant), and it is kept only where it measured faster.
+class EagerOpTrial {
+public:
+  void reset() { state_ = State::Open, first_.reset(), left_.clear(); }
+  bool open() const { return state_ == State::Open; }
+  bool trying() const { return state_ == State::Trying; }
+  void close() { state_ = State::Decided; }
+  // Starts the trial after `first`, leaving `nodes` (with their reasons) to PyTorch.
+  void begin(const loop::Feedback& first, std::map<int, std::string> nodes);
+  const std::map<int, std::string>& left() const { return left_; }
+  // Whether `other` (the trial's verdict) keeps the operators in PyTorch; else the first
+  // candidate's feedback is what the search goes on from (`judged`).
+  bool keep(const loop::Feedback& other, std::optional<loop::Feedback>& judged);
+
+private:
+  enum class State { Open, Trying, Decided };
+  State state_ = State::Open;
+  std::optional<loop::Feedback> first_;
+  std::map<int, std::string> left_;
+};
+
+}  // namespace stitch::agents::builtin
