@@ -203,7 +203,10 @@ public:
     std::sort(elements.begin(), elements.end());
     std::vector<std::string> argv = {"sbatch", "--parsable", "--array=" + arrayList(elements), "--job-name=" + jobName(),
                                      "--chdir=" + plan_.value("cwd", std::string(".")),
-                                     "--output=" + (run_.dir / "logs" / "%A_%a.out").string(), "--ntasks=1"};
+                                     "--output=" + (run_.dir / "logs" / "%A_%a.out").string(), "--ntasks=1",
+                                     // The submitter retries a lost element itself, at once and counted; Slurm's own
+                                     // requeue would hold it back (BeginTime) for minutes. --sbatch-arg=--requeue undoes it.
+                                     "--no-requeue"};
     if (gres_) argv.push_back("--gres=gpu:1");
     if (options_.partition) argv.push_back("--partition=" + *options_.partition);
     if (options_.account) argv.push_back("--account=" + *options_.account);

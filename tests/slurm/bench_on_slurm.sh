@@ -2,8 +2,9 @@
 # `bench --no-gpu --slurm` on a one-node Slurm cluster started here (cluster.sh): the same coverage
 # table as the local run; an element cancelled while it runs (scancel of one array task) is submitted
 # again and the table is still complete; a submitter killed midway is carried on by --resume, which
-# submits nothing already done or queued and records each task once. And `score --batch --slurm`
-# writes the local run's lines, one per row, each naming its node.
+# submits nothing already done or queued and records each task once; an element whose node crashed
+# (slurmd restarted) is submitted again. And `score --batch --slurm` and `verify --batch --slurm` write
+# the local run's lines, one per row, each naming its node.
 # Usage: bench_on_slurm.sh STITCHCUDA PYTHON SOURCE_DIR. Exit 0 pass, 1 fail, 77 skipped (says why).
 set -u
 BIN=$1 PY=$2 SRC=$3
@@ -63,6 +64,20 @@ diff <(tables "$WORK/local") <(tables "$WORK/slurm") || fail "the Slurm run's ta
 once "$WORK/slurm"
 grep -q '"node": "localhost"' "$WORK/slurm/results.json" || fail "results.json does not name the node"
 
+# The node lost under a running element (slurmd restarted, the element's processes gone with it): the
+# element is submitted again, the table complete, each task once.
+SECONDS=0
+"${BENCH[@]}" --slurm --out "$WORK/crashed" >"$WORK/crashed.log" 2>&1 &
+submitter=$!
+victim=$(running_element) || fail "no element ever ran: $(cat "$WORK/crashed.log")"
+crash_node "$victim" || fail "the node did not come back after slurmd restarted: $(sinfo -h -n localhost -o '%T %E')"
+wait "$submitter" || fail "bench --slurm exited $? after the node crashed: $(tail -20 "$WORK/crashed.log")"
+echo "slurm run, node of element $victim crashed and slurmd restarted: ${SECONDS} s"
+grep -F "$victim) lost: " "$WORK/crashed.log" | grep -qF "submitted again (attempt 2 of 3)" ||
+  fail "the element $victim lost with its node was not submitted again: $(cat "$WORK/crashed.log")"
+diff <(tables "$WORK/local") <(tables "$WORK/crashed") || fail "the crashed run's tables differ from the local run's"
+once "$WORK/crashed"
+
 # The submitter killed once its elements are queued: --resume submits none again and collects them all.
 SECONDS=0
 "${BENCH[@]}" --slurm --out "$WORK/resumed" >"$WORK/first.log" 2>&1 &
@@ -110,6 +125,27 @@ local, slurm = lines(sys.argv[1]), lines(sys.argv[2])
 assert [j["row"] for j in slurm] == [0, 2], slurm
 for a, b in zip(local, slurm):
     assert (a.get("reward"), a.get("verdictStatus"), a.get("error")) == (b.get("reward"), b.get("verdictStatus"), b.get("error")), (a, b)
+    assert b["slurm"]["node"] == "localhost", b
+EOF
+# verify --batch, the same rows: the same verdicts locally and as an array, each line naming its node.
+SECONDS=0
+verify() { "$BIN" verify --batch "$WORK/rows.jsonl" --python "$PY" --log-level warning "$@"; }
+verify --out "$WORK/verdicts-local.jsonl" 2>"$WORK/verify-local.log" || fail "verify --batch: $(cat "$WORK/verify-local.log")"
+verify --out "$WORK/verdicts-slurm.jsonl" --slurm 2>"$WORK/verify-slurm.log" ||
+  fail "verify --batch --slurm: $(cat "$WORK/verify-slurm.log")"
+echo "verify --batch, locally and on Slurm: ${SECONDS} s"
+"$PY" - "$WORK/verdicts-local.jsonl" "$WORK/verdicts-slurm.jsonl" <<'EOF' || fail "the Slurm run's verdicts differ"
+import json, sys
+def lines(path):
+    return sorted((json.loads(l) for l in open(path)), key=lambda j: j["row"])
+def checks(j):
+    return sorted(f["check"] for f in j.get("findings", []))
+local, slurm = lines(sys.argv[1]), lines(sys.argv[2])
+assert [j["row"] for j in slurm] == [0, 2], slurm
+assert [j["status"] for j in local] == ["needs_gpu", "failed"], local
+assert "try_except_fallback" in checks(local[1]), local[1]
+for a, b in zip(local, slurm):
+    assert (a["status"], checks(a), a["id"]) == (b["status"], checks(b), b["id"]), (a, b)
     assert b["slurm"]["node"] == "localhost", b
 EOF
 echo "PASS"

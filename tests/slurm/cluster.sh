@@ -3,7 +3,8 @@
 # slurmctld and slurmd in the foreground mode each under its own pid, waits for the node to be idle,
 # and on exit (trap) stops them by pid and removes $CLUSTER. Exits 77 (CTest's skip) saying why when
 # they cannot start. Needs: CLUSTER set to a temp folder of the caller's; root (slurmd runs jobs as
-# their user). Exports SLURM_CONF, so that sbatch, squeue and scancel find this cluster.
+# their user). Exports SLURM_CONF, so that sbatch, squeue and scancel find this cluster. crash_node JOB
+# takes the node down under a running job and brings it back (slurmd restarted).
 
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
@@ -77,8 +78,33 @@ export SLURM_CONF="$CLUSTER/slurm.conf"
 
 slurmctld -D -i -f "$SLURM_CONF" >"$CLUSTER/log/slurmctld.out" 2>&1 &
 CLUSTER_PIDS="$CLUSTER_PIDS $!"
-slurmd -D -N localhost -f "$SLURM_CONF" >"$CLUSTER/log/slurmd.out" 2>&1 &
-CLUSTER_PIDS="$CLUSTER_PIDS $!"
+start_slurmd() {
+  slurmd -D -N localhost -f "$SLURM_CONF" >>"$CLUSTER/log/slurmd.out" 2>&1 &
+  SLURMD_PID=$!
+  CLUSTER_PIDS="$CLUSTER_PIDS $SLURMD_PID"
+}
+start_slurmd
+
+# The node fails under a running job and comes back: slurmd and the job's processes (its slurmstepd and
+# what it started) die at once, slurmctld is told the node is down, and slurmd starts again; returns
+# when the node is idle. $1: the job's id (JOBID_TASK or the raw id).
+crash_node() {
+  local raw pids i
+  raw=$(squeue -h -j "$1" -o %A | head -1)
+  [ -n "$raw" ] || return 1
+  pids="$(scontrol listpids "$raw" 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]+$/ {print $1}') $(pgrep -f "^slurmstepd: \[$raw\.")"
+  kill -9 "$SLURMD_PID" $pids 2>/dev/null
+  wait "$SLURMD_PID" 2>/dev/null
+  CLUSTER_PIDS=$(echo "$CLUSTER_PIDS" | tr ' ' '\n' | grep -vx "$SLURMD_PID" | tr '\n' ' ')
+  scontrol update nodename=localhost state=down reason="test: node crashed" || return 1
+  start_slurmd
+  for i in $(seq 120); do
+    case "$(sinfo -h -n localhost -o %T 2>/dev/null)" in idle* | mixed* | alloc*) return 0 ;; esac
+    [ "$i" = 20 ] && scontrol update nodename=localhost state=resume 2>/dev/null  # if ReturnToService did not
+    sleep 0.5
+  done
+  return 1
+}
 
 idle=""
 for _ in $(seq 60); do
