@@ -570,7 +570,9 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
     directDeconv =
         directDeconv || (k.library && k.library->kind == LibraryCall::Kind::Conv && directDeconvTile(k.library->conv));
   }
-  cu << ".\n" << emitPrelude() << (folds ? emitFoldPrelude() : "")
+  // The markers let the build compile the generated kernels in several translation units at once
+  // (harness nvcc_build.py, protocol/HARNESS.md): what precedes kSharedEnd is all a kernel needs.
+  cu << ".\n" << emitPrelude() << (folds ? emitFoldPrelude() : "") << kSharedEnd << "\n"
      << emitLibraryPrelude(gemm, conv, rnn, directDeconv, plan.tensorCores);
   std::vector<SegmentEntry> segments;
   for (const Step& step : lay.steps) {
@@ -590,7 +592,8 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
       entry.replay = entry.replay || p.library;
       const EmittedKernel e =
           p.library ? emitLibraryCall(*p.library, p.id, k, index) : emitKernel(p.kernel, p.id, variant, index);
-      cu << e.device << "\n";
+      if (p.library) cu << e.device << "\n";
+      else cu << kKernelBegin << " " << e.launcher << "\n" << e.device << "\n" << kKernelEnd << "\n";
       entry.launchers.push_back(e.launcher);
     }
     entry.checks = layoutChecks(graph, lay, s, cu);

@@ -15,6 +15,14 @@
 
 namespace stitch::agents::builtin {
 
+// Marker lines in candidate.cu: the end of the prelude every kernel needs, and each generated
+// kernel's block (its device code and its launcher `static int <launcher>(const StitchTensor*,
+// int64_t, cudaStream_t)`), which nothing outside the block names but the host entry's call of the
+// launcher. The build splits the file there into translation units compiled in parallel.
+inline constexpr const char* kSharedEnd = "// stitch:shared-end";
+inline constexpr const char* kKernelBegin = "// stitch:kernel";
+inline constexpr const char* kKernelEnd = "// stitch:kernel-end";
+
 struct CandidateSource {
   std::string cuda;    // candidate.cu
   std::string python;  // model_new.py

@@ -14,7 +14,9 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
+
+from .build_split import Split, split_units
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
@@ -47,6 +49,7 @@ class BuildResult:
     command: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     log: str = ""
+    units: int = 1  # translation units compiled side by side (build_split.py)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -133,23 +136,20 @@ _RUNNING_LOCK = threading.Lock()
 
 
 class PendingBuild:
-    """One nvcc run in the background. Its output goes to a file, not a pipe, so a build nobody
-    waits on yet never blocks on a full pipe; a thread reaps it, so `seconds` is nvcc's own time
-    even when the result is collected long after it ended."""
+    """One build running on a thread of its own: `result()` waits for it. The thread reads nvcc's
+    output as it comes (a build nobody waits on yet never blocks on a full pipe), and `seconds` is
+    the build's own time even when the result is collected long after it ended."""
 
-    def __init__(self, source: str, digest: str, output: str, tmp: str, cmd: list[str], t0: float) -> None:
+    def __init__(self, work: Optional[Callable[[], BuildResult]] = None, output: str = "") -> None:
         self._result: Optional[BuildResult] = None
         self._thread: Optional[threading.Thread] = None
-        if not cmd:
-            return
-        self._log = open(f"{tmp}.log", "w+", encoding="utf-8", errors="replace")
-        proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        self._thread = threading.Thread(target=self._reap, args=(proc, source, digest, output, tmp, cmd, t0), daemon=True)
-        self._thread.start()
+        if work is not None:
+            self._thread = threading.Thread(target=self._run, args=(work, output), daemon=True)
+            self._thread.start()
 
     @classmethod
     def done(cls, result: BuildResult) -> "PendingBuild":
-        p = cls("", "", "", "", [], 0.0)
+        p = cls()
         p._result = result
         return p
 
@@ -159,30 +159,28 @@ class PendingBuild:
         assert self._result is not None
         return self._result
 
-    def _reap(self, proc: subprocess.Popen, source: str, digest: str, output: str, tmp: str, cmd: list[str],
-              t0: float) -> None:
+    def _run(self, work: Callable[[], BuildResult], output: str) -> None:
         try:
-            status = proc.wait()
-            seconds = time.perf_counter() - t0
-            self._log.seek(0)
-            log = self._log.read().strip()
-            self._log.close()
-            os.unlink(self._log.name)
-            diags = parse_diagnostics(log, source)
-            if status != 0:
-                if not any(d.severity == "error" for d in diags):
-                    diags.append(Diagnostic("error", f"nvcc exited with status {status}"))
-                self._result = BuildResult(source, False, None, False, seconds, digest, cmd, diags, log)
-            else:
-                os.replace(tmp, output)  # atomic: parallel builds of one hash never see half a library
-                self._result = BuildResult(source, True, output, False, seconds, digest, cmd, diags, log)
-        except Exception as exc:  # the build's failure, reported as one: a reaper thread must not die silently
-            self._result = BuildResult(source, False, None, False, time.perf_counter() - t0, digest, cmd,
-                                       [Diagnostic("error", f"the build could not be collected: {exc}")], "")
+            self._result = work()
+        except Exception as exc:  # the build's failure, reported as one: the thread must not die silently
+            self._result = BuildResult("", False, None, False, 0.0, "", [],
+                                       [Diagnostic("error", f"the build could not run: {type(exc).__name__}: {exc}")], "")
         finally:
             with _RUNNING_LOCK:
                 if _RUNNING.get(output) is self:
                     del _RUNNING[output]
+
+
+def _run(cmd: list[str]) -> tuple[int, str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 class Builder:
@@ -216,10 +214,10 @@ class Builder:
     def build(self, source: str) -> BuildResult:
         return self.start(source).result()
 
-    def start(self, source: str) -> "PendingBuild":
-        """Starts nvcc on `source` and returns at once; `result()` waits for it. A build of the same
-        content already running in this process is joined, not started again: the loop starts the
-        first candidate's build before it times the reference, and the verifier collects it."""
+    def start(self, source: str) -> PendingBuild:
+        """Starts the build of `source` and returns at once; `result()` waits for it. A build of the
+        same content already running in this process is joined, not started again: the loop starts
+        the first candidate's build before it times the reference, and the verifier collects it."""
         source = os.path.abspath(source)
         t0 = time.perf_counter()
         if not os.path.isfile(source):
@@ -237,12 +235,67 @@ class Builder:
             if os.path.isfile(output):
                 return PendingBuild.done(BuildResult(source, True, output, True, time.perf_counter() - t0, digest))
             os.makedirs(os.path.dirname(output), exist_ok=True)
-            with open(source, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-            tmp = f"{output}.{os.getpid()}.{id(self)}.tmp"
-            pending = PendingBuild(source, digest, output, tmp, self.command(source, tmp, text), t0)
+            pending = PendingBuild(lambda: self._compile(source, digest, output, t0), output)
             _RUNNING[output] = pending
             return pending
+
+    def _compile(self, source: str, digest: str, output: str, t0: float) -> BuildResult:
+        with open(source, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        tmp = f"{output}.{os.getpid()}.{threading.get_ident()}.tmp"
+        split = split_units(text, source, max(1, _cores() - 1))
+        units = 1
+        if split is not None:
+            status, log, cmd = self._compile_units(source, text, split, tmp)
+            units = len(split.parts) + 1
+            if status != 0:  # the candidate's own error shows again whole; a split that broke it must not lose it
+                whole_status, whole_log, cmd = self._compile_whole(source, text, tmp)
+                if whole_status == 0:
+                    log = f"built as one unit: the {units} units did not build:\n{log}\n{whole_log}".strip()
+                    status, units = 0, 1
+                else:
+                    status, log, units = whole_status, whole_log, 1
+        else:
+            status, log, cmd = self._compile_whole(source, text, tmp)
+        diags = parse_diagnostics(log, source)
+        seconds = time.perf_counter() - t0
+        if status != 0:
+            if not any(d.severity == "error" for d in diags):
+                diags.append(Diagnostic("error", f"nvcc exited with status {status}"))
+            return BuildResult(source, False, None, False, seconds, digest, cmd, diags, log, units)
+        os.replace(tmp, output)  # atomic: parallel builds of one hash never see half a library
+        return BuildResult(source, True, output, False, seconds, digest, cmd, diags, log, units)
+
+    def _compile_whole(self, source: str, text: str, tmp: str) -> tuple[int, str, list[str]]:
+        cmd = self.command(source, tmp, text)
+        return (*_run(cmd), cmd)
+
+    def _compile_units(self, source: str, text: str, split: Split, tmp: str) -> tuple[int, str, list[str]]:
+        """Each unit compiled to an object on its own core, then one link: the kernels' device code
+        needs no device link (each kernel is launched from its own unit, through its launcher)."""
+        work = f"{tmp}.units"
+        os.makedirs(work, exist_ok=True)
+        try:
+            compile_base = [self.nvcc or "nvcc", "-O3", "-std=c++17", "-lineinfo", "-c", "-Xcompiler", "-fPIC",
+                            *arch_flags(self.arch), "-I", INCLUDE_DIR, "-I", os.path.dirname(source), *self.extra_flags]
+            jobs = []
+            for i, unit in enumerate([split.main] + split.parts):
+                path = os.path.join(work, f"unit{i}.cu")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(unit)
+                jobs.append(compile_base + ["-o", path[:-3] + ".o", path])
+            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                compiled = list(pool.map(_run, jobs))
+            log = "\n".join(out for _, out in compiled if out)
+            failed = next((status for status, _ in compiled if status != 0), 0)
+            if failed:
+                return failed, log, jobs[0]
+            link = [self.nvcc or "nvcc", "-shared", *arch_flags(self.arch), "-o", tmp,
+                    *[j[-2] for j in jobs], *library_flags(text, self.nvcc)]
+            status, out = _run(link)
+            return status, "\n".join(x for x in (log, out) if x), link
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
     def build_many(self, sources: list[str], jobs: Optional[int] = None) -> list[BuildResult]:
         workers = max(1, min(len(sources), jobs or os.cpu_count() or 1))

@@ -1,0 +1,82 @@
+"""One candidate `.cu` as several translation units, so nvcc compiles its generated kernels on
+several cores at once: a network of 100+ operators is one file of 100-300 kernels, and nvcc runs
+each file's front end, optimizer, assembler and host compiler on one core.
+
+The built-in coder marks the file (agents/builtin/Coder.h): `// stitch:shared-end` ends the prelude
+every kernel needs, and `// stitch:kernel <launcher>` ... `// stitch:kernel-end` hold each generated
+kernel with its launcher `static int <launcher>(const StitchTensor*, int64_t, cudaStream_t)`. The
+blocks go into part files (the prelude, then their blocks, each launcher made external), and the main
+file keeps everything else with a declaration of each moved launcher. `#line` keeps every diagnostic
+on the candidate's own file and line. A file without the markers (an LLM's) stays one unit."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SHARED_END = "// stitch:shared-end"
+KERNEL_BEGIN = "// stitch:kernel "
+KERNEL_END = "// stitch:kernel-end"
+# Fewer kernels than this in a part and the part's fixed cost (the prelude and headers through
+# cudafe++ and the host compiler, about a second) outweighs what it takes off the longest part.
+MIN_KERNELS_PER_PART = 6
+
+
+@dataclass
+class Block:
+    launcher: str
+    first_line: int  # one-based line of the block's first line of code in the candidate
+    text: str
+
+
+@dataclass
+class Split:
+    main: str
+    parts: list[str]
+
+
+def _line_directive(line: int, source: str) -> str:
+    return f'#line {line} "{source}"\n'
+
+
+def split_units(text: str, source: str, most_parts: int) -> Split | None:
+    """The main unit and up to `most_parts` kernel units, or None where the file is better built
+    whole (no markers, or too few kernels to share out)."""
+    lines = text.splitlines(keepends=True)
+    try:
+        shared_end = next(i for i, l in enumerate(lines) if l.rstrip("\n") == SHARED_END)
+    except StopIteration:
+        return None
+    blocks: list[Block] = []
+    main: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.startswith(KERNEL_BEGIN):
+            main.append(line)
+            i += 1
+            continue
+        launcher = line[len(KERNEL_BEGIN):].strip()
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip("\n") == KERNEL_END), None)
+        if end is None or not re.fullmatch(r"[A-Za-z_]\w*", launcher):
+            return None  # a marker the coder did not write: build the file as it is
+        body = "".join(lines[i + 1:end])
+        external = re.sub(rf"\bstatic\s+int\s+{launcher}\s*\(", f"int {launcher}(", body, count=1)
+        if external == body:
+            return None
+        blocks.append(Block(launcher, i + 2, external))
+        main.append(f"int {launcher}(const StitchTensor* t, int64_t rows, cudaStream_t stream);\n")
+        main.append(_line_directive(end + 2, source))
+        i = end + 1
+    parts = min(most_parts, len(blocks) // MIN_KERNELS_PER_PART)
+    if parts < 1:
+        return None
+    shared = _line_directive(1, source) + "".join(lines[:shared_end])
+    groups: list[list[Block]] = [[] for _ in range(parts)]
+    sizes = [0] * parts
+    for b in sorted(blocks, key=lambda b: -len(b.text)):  # largest first onto the lightest part
+        k = sizes.index(min(sizes))
+        groups[k].append(b)
+        sizes[k] += len(b.text)
+    units = [shared + "".join(_line_directive(b.first_line, source) + b.text for b in sorted(g, key=lambda b: b.first_line))
+             for g in groups]
+    return Split(_line_directive(1, source) + "".join(main), units)
