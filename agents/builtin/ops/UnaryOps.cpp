@@ -4,6 +4,8 @@
 #include "agents/builtin/NodeArgs.h"
 #include "agents/builtin/ops/Families.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 
 namespace stitch::agents::builtin::ops {
@@ -272,6 +274,27 @@ void addMath(Registry& r) {
   });
 }
 
+// round: half to even, as ATen's nearbyint. round.decimals scales by 10^|decimals| in float first
+// (dividing for negative decimals), as ATen's kernel does, so its ties and its errors are eager's.
+void addRound(Registry& r) {
+  r.fn("round", [](const Operands& o) {
+    const int decimals = static_cast<int>(o.params.at(0));
+    if (decimals == 0) return "rintf(" + o.x() + ")";
+    const std::string scale = lit(static_cast<float>(std::pow(10.0, std::abs(decimals))));
+    return decimals > 0 ? "(rintf(" + o.x() + " * " + scale + ") / " + scale + ")"
+                        : "(rintf(" + o.x() + " / " + scale + ") * " + scale + ")";
+  });
+  OpDef round{"round", Family::Unary};
+  round.lower = [](const Node& n, const Graph&) -> Outcome<Lowered> {
+    return withParams("round", {number(n, "decimals", 0.0)});
+  };
+  round.tests = {{"torch.ops.aten.round.default(x0)"},
+                 {"torch.ops.aten.round.default(x0 + 0.5)", {Domain::Whole}},  // every input a tie
+                 {"torch.ops.aten.round.decimals(x0, decimals=2)"},
+                 {"torch.ops.aten.round.decimals(x0 * 40, decimals=-1)"}};
+  r.ops.push_back(std::move(round));
+}
+
 }  // namespace
 
 void addUnaryOps(Registry& r) {
@@ -281,6 +304,7 @@ void addUnaryOps(Registry& r) {
   addBounded(r);
   addShrinks(r);
   addMath(r);
+  addRound(r);
 }
 
 }  // namespace stitch::agents::builtin::ops
