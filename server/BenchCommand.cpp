@@ -385,13 +385,92 @@ CLI::App* addBenchCommand(CLI::App& app, BenchArgs& a) {
   return cmd;
 }
 
+namespace {
+
+// The plan of a GPU run from its command line; nullopt (said on stderr) when its out folder cannot be made.
+std::optional<Plan> benchPlan(const HostConfig& config, const BenchArgs& args) {
+  Plan plan;
+  std::error_code ec;
+  plan.self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) plan.self = fs::absolute(args.argv[0]);
+  plan.out = fs::absolute(args.out.value_or("bench-results"));
+  plan.jobsDir = args.jobsDirGiven ? fs::absolute(config.jobsDir) : plan.out / "jobs";
+  plan.python = config.python;
+  plan.ncuRuns = config.ncuRuns;
+  plan.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeoutSeconds.value_or(900) * 1000));
+  plan.forward = args.forward;
+  fs::create_directories(plan.out, ec);
+  if (ec) {
+    std::cerr << "stitchcuda bench: cannot create " << plan.out.string() << ": " << ec.message() << "\n";
+    return std::nullopt;
+  }
+  return plan;
+}
+
+// With --resume: the results and runs `resultsFile` holds, kept only where they were measured where
+// this run measures (`env`; with --slurm the nodes report theirs, so the file's is taken). 0, or the
+// exit code when they cannot be kept.
+int resumeFrom(const fs::path& resultsFile, bool slurm, BenchEnvironment& env, std::vector<TaskResult>& done,
+               json& runs) {
+  BenchEnvironment previous;
+  try {
+    json doc = json::parse(readText(resultsFile));
+    previous = doc.at("environment").get<BenchEnvironment>();
+    done = doc.at("results").get<std::vector<TaskResult>>();
+    runs = doc.value("runs", json::array());
+  } catch (const std::exception& e) {
+    std::cerr << "stitchcuda bench: cannot resume from " << resultsFile.string() << ": " << e.what()
+              << "; run without --resume to start over\n";
+    return 1;
+  }
+  if (slurm) env = previous;
+  if (!previous.comparableWith(env)) {
+    std::cerr << "stitchcuda bench: refusing to resume: " << resultsFile.string() << " holds results measured on "
+              << previous.describe() << ", and this machine has " << env.describe()
+              << "; results from a different GPU or PyTorch cannot share a table. Use another --out, or run "
+                 "without --resume to start over.\n";
+    return 2;
+  }
+  return 0;
+}
+
+// Runs `pending` on one worker thread per GPU of `slots`, one optimize at a time each; a task that would
+// start after a stop signal or past --deadline (counted from `start`) is recorded as not run.
+void runOnGpus(const Plan& plan, const BenchArgs& args, const std::vector<std::string>& slots,
+               const std::vector<BenchTask>& pending, std::chrono::steady_clock::time_point start, BenchRun& run,
+               std::atomic<bool>& stopping) {
+  std::mutex queueMutex;
+  std::size_t next = 0;
+  std::vector<std::thread> workers;
+  for (const std::string& gpu : slots)
+    workers.emplace_back([&, gpu] {
+      while (true) {
+        BenchTask task;
+        {
+          std::lock_guard lock(queueMutex);
+          if (next >= pending.size()) return;
+          task = pending[next++];
+        }
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (stopping || (args.deadline && elapsed > *args.deadline)) {
+          run.notRun(task);
+          continue;
+        }
+        if (auto result = runTask(plan, task, gpu, stopping)) run.add(std::move(*result), "GPU " + gpu, slots.size() > 1);
+        else run.notRun(task);
+      }
+    });
+  for (auto& w : workers) w.join();
+}
+
+}  // namespace
+
 int runBench(const HostConfig& config, const BenchArgs& args) {
   if (args.noGpu) {  // CoverageBench.h
     CoverageArgs coverage = args.coverage;
     coverage.argv = args.argv;
     return runCoverageBench(config, coverage);
   }
-  const std::vector<std::string>& argv = args.argv;
   std::error_code ec;
   if (!fs::exists(args.dir, ec)) {
     std::cerr << "stitchcuda bench: no such folder or file: " << args.dir.string() << "\n";
@@ -412,100 +491,50 @@ int runBench(const HostConfig& config, const BenchArgs& args) {
     std::cerr << "stitchcuda bench: " << slotError << "\n";
     return 2;
   }
-  Plan plan;
-  plan.self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) plan.self = fs::absolute(argv[0]);
-  plan.out = fs::absolute(args.out.value_or("bench-results"));
-  plan.jobsDir = args.jobsDirGiven ? fs::absolute(config.jobsDir) : plan.out / "jobs";
-  plan.python = config.python;
-  plan.ncuRuns = config.ncuRuns;
-  plan.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeoutSeconds.value_or(900) * 1000));
-  plan.forward = args.forward;
-  fs::create_directories(plan.out, ec);
-  if (ec) {
-    std::cerr << "stitchcuda bench: cannot create " << plan.out.string() << ": " << ec.message() << "\n";
-    return 1;
-  }
-
-  if (args.slurm.element) return runBenchElement(config, args.slurm, plan, tasks.value());
+  const std::optional<Plan> plan = benchPlan(config, args);
+  if (!plan) return 1;
+  if (args.slurm.element) return runBenchElement(config, args.slurm, *plan, tasks.value());
 
   process::adoptOrphans();
   // With --slurm the harness runs on the nodes: their environment comes with each element's result.
-  auto env = args.slurm.enabled ? protocol::Result<BenchEnvironment, std::string>(BenchEnvironment{})
-                                : probeEnvironment(config);
-  if (!env) {
+  auto probed = args.slurm.enabled ? protocol::Result<BenchEnvironment, std::string>(BenchEnvironment{})
+                                   : probeEnvironment(config);
+  if (!probed) {
     std::cerr << "stitchcuda bench: the harness did not answer (" << config.python << ", " << config.harnessDir.string()
-              << "): " << env.error() << "\n";
+              << "): " << probed.error() << "\n";
     return 1;
   }
+  BenchEnvironment env = probed.value();
 
-  const fs::path resultsFile = plan.out / "results.json";
+  const fs::path resultsFile = plan->out / "results.json";
   std::vector<TaskResult> done;
   json runs = json::array();
-  if (args.resume && fs::exists(resultsFile, ec)) {
-    BenchEnvironment previous;
-    try {
-      json doc = json::parse(readText(resultsFile));
-      previous = doc.at("environment").get<BenchEnvironment>();
-      done = doc.at("results").get<std::vector<TaskResult>>();
-      runs = doc.value("runs", json::array());
-    } catch (const std::exception& e) {
-      std::cerr << "stitchcuda bench: cannot resume from " << resultsFile.string() << ": " << e.what()
-                << "; run without --resume to start over\n";
-      return 1;
-    }
-    if (args.slurm.enabled) env = previous;
-    if (!previous.comparableWith(env.value())) {
-      std::cerr << "stitchcuda bench: refusing to resume: " << resultsFile.string() << " holds results measured on "
-                << previous.describe() << ", and this machine has " << env.value().describe()
-                << "; results from a different GPU or PyTorch cannot share a table. Use another --out, or run "
-                   "without --resume to start over.\n";
-      return 2;
-    }
-  }
-  runs.push_back(json{{"date", agents::utcNow()}, {"command", commandLineOf(argv)}});
+  if (args.resume && fs::exists(resultsFile, ec))
+    if (int refused = resumeFrom(resultsFile, args.slurm.enabled, env, done, runs)) return refused;
+  runs.push_back(json{{"date", agents::utcNow()}, {"command", commandLineOf(args.argv)}});
 
   std::vector<BenchTask> pending;
   for (const auto& t : tasks.value())
     if (std::none_of(done.begin(), done.end(), [&](const TaskResult& r) { return r.task == t.key; }))
       pending.push_back(t);
   std::cout << "bench: " << tasks.value().size() << " task(s) under " << args.dir.string() << " on "
-            << (args.slurm.enabled ? "a Slurm job array" : env.value().describe()) << "\n";
+            << (args.slurm.enabled ? "a Slurm job array" : env.describe()) << "\n";
   if (args.resume)
     std::cout << "resuming: " << tasks.value().size() - pending.size() << " task(s) already in "
               << resultsFile.string() << ", " << pending.size() << " to run\n";
   std::cout << "\n" << bench::taskTableHeader() << std::flush;
 
-  BenchRun run(plan.out, env.value(), runs, std::move(done));
+  BenchRun run(plan->out, env, runs, std::move(done));
   // SIGTERM, SIGINT, SIGHUP: the running optimize runs are stopped (each writes its report), the rest are
   // not started, and the files say so (not run; --resume runs them).
   std::atomic<bool> stopping{false};
   StopOnSignal stopOnSignal([&stopping](int) { stopping = true; });
   const auto start = std::chrono::steady_clock::now();
-  std::mutex queueMutex;
-  std::size_t next = 0;
-  if (args.slurm.enabled && submitToSlurm(args.slurm, plan, tasks.value(), pending, args.resume, run, stopping) != 0)
-    return 1;
-  std::vector<std::thread> workers;
-  for (const std::string& gpu : args.slurm.enabled ? std::vector<std::string>{} : *slots)
-    workers.emplace_back([&, gpu] {
-      while (true) {
-        BenchTask task;
-        {
-          std::lock_guard lock(queueMutex);
-          if (next >= pending.size()) return;
-          task = pending[next++];
-        }
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (stopping || (args.deadline && elapsed > *args.deadline)) {
-          run.notRun(task);
-          continue;
-        }
-        if (auto result = runTask(plan, task, gpu, stopping)) run.add(std::move(*result), "GPU " + gpu, slots->size() > 1);
-        else run.notRun(task);
-      }
-    });
-  for (auto& w : workers) w.join();
+  if (args.slurm.enabled) {
+    if (submitToSlurm(args.slurm, *plan, tasks.value(), pending, args.resume, run, stopping) != 0) return 1;
+  } else {
+    runOnGpus(*plan, args, *slots, pending, start, run, stopping);
+  }
   run.finish();
   if (int signal = terminationSignal()) return 128 + signal;
   if (run.writeFailed()) return 1;

@@ -771,6 +771,119 @@ std::optional<std::string> writeExpectation(const fs::path& file, const std::vec
 
 }  // namespace
 
+namespace {
+
+// The tasks of `found` this run takes: every `every`-th, then those of slice `sliceIndex` of `sliceCount`.
+std::vector<BenchTask> selectTasks(const CoverageArgs& args, const std::vector<BenchTask>& found) {
+  std::vector<BenchTask> tasks;
+  for (std::size_t i = 0; i < found.size(); ++i)
+    if (i % static_cast<std::size_t>(args.every) == 0 &&
+        i % static_cast<std::size_t>(args.sliceCount) == static_cast<std::size_t>(args.sliceIndex))
+      tasks.push_back(found[i]);
+  return tasks;
+}
+
+// The harness's `hello` (its Python and PyTorch), or nullopt with the reason said on stderr.
+std::optional<json> harnessHello(const HostConfig& config, const WorkerSettings& settings) {
+  agents::CancelSource never;
+  WorkerProcess probe(settings, nullptr);
+  auto reply = probe.call("hello", json::object(), std::chrono::seconds(120), never.token());
+  if (!reply.ok()) {
+    std::cerr << "stitchcuda bench: the harness did not answer (" << config.python << ", "
+              << config.harnessDir.string() << "): " << reply.error->message << " [" << reply.error->code << "]\n";
+    return std::nullopt;
+  }
+  return *reply.result;
+}
+
+// What the results file says about the run before its rows: the command, the selection, where it ran
+// and the cost model's ceilings.
+json coverageHeader(const HostConfig& config, const CoverageArgs& args, const json& hello, const std::string& selection,
+                    const std::string& command, int jobs) {
+  const coverage::Ceilings ceilings{};
+  return json{{"format", "stitchcuda.coverage/1"},
+              {"date", agents::utcNow()},
+              {"command", command},
+              {"selection", selection},
+              {"source", sourceVersion(config.harnessDir)},
+              {"environment",
+               {{"python", hello.value("python", "?")},
+                {"torch", hello.value("torch", "?")},
+                {"cudaAvailable", hello.value("cudaAvailable", false)},
+                {"nvcc", nvccVersion()},
+                {"arch", "sm_90"},
+                {"jobs", args.slurm.enabled ? json("slurm") : json(jobs)}}},
+              {"method", kMethod},
+              {"ceilings",
+               {{"bytesPerSecond", ceilings.bytesPerUs * 1e6},
+                {"fp32FlopsPerSecond", ceilings.fp32FlopsPerUs * 1e6},
+                {"tf32FlopsPerSecond", ceilings.tf32FlopsPerUs * 1e6},
+                {"floorSecondsPerOperator", ceilings.floorUs * 1e-6}}}};
+}
+
+// The tasks as one Slurm job array, each element's row added to `run` as it arrives (a lost element's
+// as a "slurm" failure). The array's exit status.
+int runOnSlurm(const CoverageArgs& args, const fs::path& out, const std::vector<std::string>& keys,
+               const std::vector<BenchTask>& tasks, CoverageRun& run) {
+  SlurmArrayRun array{out / "slurm", keys, {}, false, args.resume};
+  return runSlurmArray(
+      args.slurm, array,
+      [&](const json& element) {
+        Row row = rowFromJson(element["result"]);
+        row.slurm = element["slurm"];
+        run.add(std::move(row));
+      },
+      [&](std::size_t i, const std::string& why) {
+        Row row;
+        row.task = tasks[i].key;
+        row.level = tasks[i].level;
+        row.file = tasks[i].file.string();
+        row.stage = "slurm";
+        row.reason = why;
+        run.add(std::move(row));
+      });
+}
+
+// The tasks on this machine, `jobs` harness workers taking them in order.
+void runLocally(const WorkerSettings& settings, const RunPlan& plan, const std::vector<BenchTask>& tasks, int jobs,
+                CoverageRun& run) {
+  std::mutex queueMutex;
+  std::size_t next = 0;
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j)
+    threads.emplace_back([&] {
+      WorkerProcess worker(settings, nullptr);
+      while (true) {
+        BenchTask task;
+        {
+          std::lock_guard lock(queueMutex);
+          if (next >= tasks.size()) return;
+          task = tasks[next++];
+        }
+        run.add(runTask(worker, plan, task));
+      }
+    });
+  for (auto& t : threads) t.join();
+}
+
+// --write-expect and --expect over the finished rows: false when the expectation cannot be written or a
+// task regressed against it.
+bool handleExpectations(const CoverageArgs& args, const std::vector<Row>& rows, const std::string& command) {
+  bool ok = true;
+  if (args.writeExpect) {
+    if (auto error = writeExpectation(*args.writeExpect, rows, command)) {
+      std::cerr << "stitchcuda bench: " << *error << "\n";
+      ok = false;
+    } else {
+      std::cout << "expectation written: " << args.writeExpect->string() << "\n";
+    }
+  }
+  if (args.expect && checkExpectation(*args.expect, rows) != 0) ok = false;
+  return ok;
+}
+
+}  // namespace
+
 int runCoverageBench(const HostConfig& config, const CoverageArgs& args) {
   std::error_code ec;
   if (!fs::exists(args.dir, ec)) {
@@ -782,11 +895,7 @@ int runCoverageBench(const HostConfig& config, const CoverageArgs& args) {
     std::cerr << "stitchcuda bench: " << found.error() << "\n";
     return 1;
   }
-  std::vector<BenchTask> tasks;
-  for (std::size_t i = 0; i < found.value().size(); ++i)
-    if (i % static_cast<std::size_t>(args.every) == 0 &&
-        i % static_cast<std::size_t>(args.sliceCount) == static_cast<std::size_t>(args.sliceIndex))
-      tasks.push_back(found.value()[i]);
+  const std::vector<BenchTask> tasks = selectTasks(args, found.value());
   if (tasks.empty()) {
     std::cerr << "stitchcuda bench: no task (*.py) under " << args.dir.string() << " in this selection\n";
     return 1;
@@ -820,100 +929,27 @@ int runCoverageBench(const HostConfig& config, const CoverageArgs& args) {
         j["gpuTimeEstimateUs"] = {{"total", row.cover->totalUs}, {"covered", row.cover->coveredUs}};
       return j;
     });
-  agents::CancelSource never;
-  json hello;
-  {
-    WorkerProcess probe(settings, nullptr);
-    auto reply = probe.call("hello", json::object(), std::chrono::seconds(120), never.token());
-    if (!reply.ok()) {
-      std::cerr << "stitchcuda bench: the harness did not answer (" << config.python << ", "
-                << config.harnessDir.string() << "): " << reply.error->message << " [" << reply.error->code << "]\n";
-      return 1;
-    }
-    hello = *reply.result;
-  }
+  const std::optional<json> hello = harnessHello(config, settings);
+  if (!hello) return 1;
   std::string selection = std::to_string(tasks.size()) + " of the " + std::to_string(found.value().size()) +
                           " task(s) under " + args.dir.string();
   if (args.every > 1) selection += " (every " + std::to_string(args.every) + "th, from the first, in level/name order)";
   if (args.sliceCount > 1)
     selection += " (slice " + std::to_string(args.sliceIndex + 1) + "/" + std::to_string(args.sliceCount) + ")";
   const std::string command = commandLineOf(args.argv);
-  json header{{"format", "stitchcuda.coverage/1"},
-              {"date", agents::utcNow()},
-              {"command", command},
-              {"selection", selection},
-              {"source", sourceVersion(config.harnessDir)},
-              {"environment",
-               {{"python", hello.value("python", "?")},
-                {"torch", hello.value("torch", "?")},
-                {"cudaAvailable", hello.value("cudaAvailable", false)},
-                {"nvcc", nvccVersion()},
-                {"arch", "sm_90"},
-                {"jobs", args.slurm.enabled ? json("slurm") : json(jobs)}}},
-              {"method", kMethod},
-              {"ceilings",
-               {{"bytesPerSecond", coverage::Ceilings{}.bytesPerUs * 1e6},
-                {"fp32FlopsPerSecond", coverage::Ceilings{}.fp32FlopsPerUs * 1e6},
-                {"tf32FlopsPerSecond", coverage::Ceilings{}.tf32FlopsPerUs * 1e6},
-                {"floorSecondsPerOperator", coverage::Ceilings{}.floorUs * 1e-6}}}};
-  std::cout << "bench --no-gpu: " << selection << "; PyTorch " << hello.value("torch", "?") << " on the CPU, "
+  std::cout << "bench --no-gpu: " << selection << "; PyTorch " << hello->value("torch", "?") << " on the CPU, "
             << (args.slurm.enabled ? "as a Slurm job array" : std::to_string(jobs) + " at a time") << "\n\n"
             << tableHeader() << std::flush;
 
-  CoverageRun run(out, header);
+  CoverageRun run(out, coverageHeader(config, args, *hello, selection, command, jobs));
   if (args.slurm.enabled) {
-    SlurmArrayRun array{out / "slurm", keys, {}, false, args.resume};
-    const int status = runSlurmArray(
-        args.slurm, array, [&](const json& element) {
-          Row row = rowFromJson(element["result"]);
-          row.slurm = element["slurm"];
-          run.add(std::move(row));
-        },
-        [&](std::size_t i, const std::string& why) {
-          Row row;
-          row.task = tasks[i].key;
-          row.level = tasks[i].level;
-          row.file = tasks[i].file.string();
-          row.stage = "slurm";
-          row.reason = why;
-          run.add(std::move(row));
-        });
-    if (status != 0) return status;
+    if (const int status = runOnSlurm(args, out, keys, tasks, run); status != 0) return status;
   }
   process::adoptOrphans();
-  std::mutex queueMutex;
-  std::size_t next = 0;
-  std::vector<std::thread> threads;
-  for (int j = 0; j < (args.slurm.enabled ? 0 : jobs); ++j)
-    threads.emplace_back([&] {
-      WorkerProcess worker(settings, nullptr);
-      while (true) {
-        BenchTask task;
-        {
-          std::lock_guard lock(queueMutex);
-          if (next >= tasks.size()) return;
-          task = tasks[next++];
-        }
-        run.add(runTask(worker, plan, task));
-      }
-    });
-  for (auto& t : threads) t.join();
+  if (!args.slurm.enabled) runLocally(settings, plan, tasks, jobs, run);
   process::stopAdoptedGroupLeaders();
   bool ok = run.finish();
-  const auto rows = run.rows();
-  if (args.writeExpect) {
-    if (auto error = writeExpectation(*args.writeExpect, rows, command)) {
-      std::cerr << "stitchcuda bench: " << *error << "\n";
-      ok = false;
-    } else {
-      std::cout << "expectation written: " << args.writeExpect->string() << "\n";
-    }
-  }
-  if (args.expect) {
-    const int regressions = checkExpectation(*args.expect, rows);
-    if (regressions != 0) ok = false;
-  }
-  return ok ? 0 : 1;
+  return handleExpectations(args, run.rows(), command) && ok ? 0 : 1;
 }
 
 }  // namespace stitch::server
