@@ -18,16 +18,6 @@
 
 namespace stitch::agents::builtin {
 
-std::string floatLiteral(double v) {
-  if (std::isnan(v)) return "__int_as_float(0x7fc00000)";
-  if (std::isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return "(" + s + "f)";
-}
-
 namespace {
 
 std::string i64(int64_t v) { return "(int64_t)" + std::to_string(v) + "LL"; }
@@ -1121,9 +1111,13 @@ private:
   // segments of each row, J independent loads per step: sum over dim 1 of [128,4096,4095] reached
   // 81% of the copy floor with one column a thread and 106% with four, argmax 75% and 92%; with
   // few columns the grid shrinks J-fold ([16,4096,256]: 44% fell to 17%)
-  // (bench/results/column_reductions_2026-11-27_h100.md).
+  // (bench/results/column_reductions_2026-11-27_h100.md). An arg-reduction keeps one column a
+  // thread: in the whole job (level1/51, bench/results/kernelbench_2026-11-27e_h100) the four-column
+  // form ran 0.59x of eager where one column a thread had run 0.81x, whatever the micro-benchmark said.
   int columnsPerThread() const {
     if (passes_.size() != 1 || passes_[0].fold != Fold::None || !fullOutputs().empty()) return 1;
+    for (int r : passes_[0].reds)
+      if (isArg(k_.values[r].reduce)) return 1;
     const int64_t cols = k_.outer() * k_.inner();
     for (int J : {4, 2})
       if (cols / (32 * J) >= 1024) return J;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"
+#include "agents/builtin/ops/CudaLiteral.h"  // floatLiteral, for the emitters
 
 #include <map>
 #include <string>
@@ -33,9 +34,6 @@ EmittedKernel emitKernel(const FusedKernel& kernel, const std::string& name, con
 // A row reduction (inner() == 1) whose rows are short enough (up to 1024 elements, eight 16-byte
 // chunks per lane) to take a warp each rather than a block.
 bool warpPerRow(const FusedKernel& kernel);
-
-// A float constant as CUDA source, exact to float precision, NaN and infinities included.
-std::string floatLiteral(double v);
 
 // Device helpers every generated file starts with (math functions, block reductions).
 std::string emitPrelude();

@@ -1,6 +1,6 @@
 // The registry's table, built once from the family files; see OpDef.h.
-#include "agents/builtin/CudaEmitter.h"  // floatLiteral
 #include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/ops/CudaLiteral.h"
 #include "agents/builtin/ops/Families.h"
 
 #include <map>
