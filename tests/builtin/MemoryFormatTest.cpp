@@ -279,8 +279,32 @@ TEST(MemoryFormat, GraphsWithoutAChannelsLastConvolutionKeepTheirLayoutByteForBy
   }
 }
 
+// The refine step's layout trial (LayoutSearch.h) writes the other format's candidate of whatever
+// the planner chose: every fixture the coder writes by default, it writes in both formats too, in
+// eager's TF32 and in exact fp32.
+TEST(MemoryFormat, EveryCandidateIsWrittenInBothLayouts) {
+  int convs = 0;
+  for (const auto& name : testing::fixtureNames()) {
+    auto g = testing::loadFixture(name);
+    if (!g.ok() || std::none_of(g.value().nodes.begin(), g.value().nodes.end(),
+                                [](const Node& n) { return n.op.find("convolution") != npos; }))
+      continue;
+    for (const PlannerOptions& base : {eagerTf32(), PlannerOptions{}}) {
+      SCOPED_TRACE(name + (base.convTf32 ? ", TF32" : ", fp32"));
+      if (!testing::fixtureCandidate(name, base).ok()) continue;  // refused fixtures are pinned elsewhere
+      ++convs;
+      for (LayoutMode mode : {LayoutMode::Nchw, LayoutMode::ChannelsLast}) {
+        auto c = testing::fixtureCandidate(name, withLayout(base, mode));
+        EXPECT_TRUE(c.ok()) << c.error().message;
+      }
+    }
+  }
+  EXPECT_GT(convs, 20);
+}
+
 // By default a lone convolution keeps NCHW, whatever its tail: channels-last would copy the
-// forward's input for it, which its faster kernels are not known to repay.
+// forward's input for it, which its faster kernels are not known to repay (the refine step then
+// measures channels-last on the next candidate, LayoutSearch.h).
 TEST(MemoryFormat, ALoneConvolutionKeepsNchwByDefault) {
   for (const char* name : {"62_conv2d_3x3", "66_conv2d_pointwise", "68_conv3d", "79_conv2d_relu", "81_conv2d_relu_maxpool"}) {
     SCOPED_TRACE(name);
