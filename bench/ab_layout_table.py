@@ -26,8 +26,10 @@ def cell(r: dict | None) -> str:
     if not r or not r.get("verified"):
         return "not verified" if r else "not run"
     best = next((c for c in r.get("candidates", []) if c["id"] == r.get("best")), {})
-    layout = re.search(r"(channels-last|NCHW)[^,]*", best.get("title", ""))
-    note = f" {r['best']}" + (f" ({layout.group(0)})" if layout else "")
+    # What the refine step tried, as the title says it after the launch variant (b256v4i1): the
+    # layout trial, eager's convolution, an fp32 retry.
+    tail = re.split(r"\bb\d+v\d+i\d+,?\s*", best.get("title", ""), maxsplit=1)
+    note = f" {r['best']}" + (f" ({tail[1]})" if len(tail) == 2 and tail[1] else "")
     return f"{r['speedupEager']:.2f}x / {r['speedupCompile']:.2f}x{note}"
 
 
