@@ -208,6 +208,11 @@ TEST(Coder, AColumnReductionOverManyColumnsGivesEachThreadFour) {
   EXPECT_TRUE(has(cu, "k0_kernel<1><<<1024, 256, 0, stream>>>"));
   // argmin over [64, 1024, 256] has 16384 outputs: four a thread would leave 128 blocks; it keeps one.
   EXPECT_FALSE(has(cudaOf("32_argmin_dim1"), "first[j]"));
+  // An arg-reduction keeps one column a thread however many columns (measured slower with four),
+  // while the sum beside it over as many columns takes four.
+  const std::string both = cudaOf("column_reductions");
+  EXPECT_TRUE(has(both, "first[j]"));
+  EXPECT_FALSE(has(both, "[j], acci"));
 }
 
 TEST(Coder, MaxPoolingLetsNaNWinAndSkipsPadding) {
