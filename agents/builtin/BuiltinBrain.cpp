@@ -196,10 +196,11 @@ std::optional<std::size_t> BuiltinBrain::eagerOpStep(const std::optional<loop::F
   if (slow.empty()) return std::nullopt;
   std::map<int, std::string> nodes;
   std::string steps;
-  for (const auto& s : slow) {
-    nodes[s.node] = s.reason();
-    steps += (steps.empty() ? "step " : ", ") + plan_.kernels[s.step].id;
-  }
+  for (const auto& s : slow)
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      nodes[s.nodes[i]] = s.reason();
+      steps += (steps.empty() ? "step " : ", ") + plan_.kernels[s.steps[i]].id;
+    }
   auto saved = std::make_tuple(graph_, plan_, planned_);
   for (const auto& [node, why] : nodes) inPyTorch_.emplace(node, why);
   options_.inPyTorch = inPyTorch_;

@@ -1,6 +1,7 @@
 // Library steps measured against eager's own operators; see LibraryVsEager.h.
 #include "agents/builtin/LibraryVsEager.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <set>
@@ -47,37 +48,56 @@ std::map<std::size_t, double> stepTimesUs(const Plan& plan, const std::vector<lo
 }
 
 std::string SlowerThanEager::reason() const {
-  return "its cuDNN call (step k" + std::to_string(step) + ") took " + micros(oursUs) +
-         " per forward where eager's whole line(s) around the same convolution took " + micros(eagerUs) +
-         " (the reference's profile): eager's own convolution runs it";
+  std::string which, where;
+  for (std::size_t s : steps) which += (which.empty() ? "" : ", ") + ("k" + std::to_string(s));
+  for (int l : lines) where += (where.empty() ? "" : ", ") + std::to_string(l);
+  return std::string(steps.size() == 1 ? "its cuDNN call (step " : "the cuDNN calls of its line(s) (steps ") + which +
+         ") took " + micros(oursUs) + " per forward where eager's whole line(s) " + where +
+         " took " + micros(eagerUs) + " (the reference's profile): eager's own convolution runs it";
 }
 
 std::vector<SlowerThanEager> slowerThanEager(const Graph& graph, const Plan& plan,
                                              const std::map<int, double>& lineTimesUs,
                                              const std::map<std::size_t, double>& stepUs, double margin) {
-  // Library operators per source line: a line with two (a loop, a Sequential) does not bound one.
-  std::map<int, int> libraryOps;
-  for (const Node& n : graph.nodes)
-    if (n.kind == "compute" && isLibraryOp(n.op) && n.source) ++libraryOps[n.source->line];
-  std::vector<SlowerThanEager> out;
+  // The lines of each library step's operators (none known: the step is not judged).
+  std::map<std::size_t, std::set<int>> linesOf;
   for (std::size_t i = 0; i < plan.kernels.size(); ++i) {
-    const PlannedKernel& k = plan.kernels[i];
-    const auto ours = stepUs.find(i);
-    if (!k.library || k.library->kind != LibraryCall::Kind::Conv || ours == stepUs.end()) continue;
-    std::set<int> lines;
-    bool bounded = true;
-    for (int id : k.library->nodeIds) {
-      const Node* n = graph.node(id);
-      if (!n || !n->source || !lineTimesUs.count(n->source->line)) bounded = false;
-      else lines.insert(n->source->line);
+    if (!plan.kernels[i].library) continue;
+    std::set<int>& lines = linesOf[i];
+    for (int id : plan.kernels[i].library->nodeIds)
+      if (const Node* n = graph.node(id); n && n->source) lines.insert(n->source->line);
+  }
+  // Groups of convolution steps joined by shared lines; a group that shares a line with another
+  // library step (a GEMM, a step the trace could not time) is left alone.
+  std::vector<SlowerThanEager> out;
+  std::set<std::size_t> seen;
+  for (const auto& [first, firstLines] : linesOf) {
+    if (seen.count(first)) continue;
+    SlowerThanEager g;
+    g.lines = firstLines;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const auto& [i, lines] : linesOf)
+        if (!seen.count(i) && std::any_of(lines.begin(), lines.end(), [&](int l) { return g.lines.count(l); })) {
+          seen.insert(i), g.steps.push_back(i), g.lines.insert(lines.begin(), lines.end()), grew = true;
+        }
     }
-    double eager = 0;
-    for (int line : lines) {
-      bounded = bounded && libraryOps[line] == 1;
-      eager += lineTimesUs.at(line);
+    std::sort(g.steps.begin(), g.steps.end());
+    bool judged = !g.lines.empty();
+    for (std::size_t i : g.steps) {
+      const auto& call = *plan.kernels[i].library;
+      const auto us = stepUs.find(i);
+      judged = judged && call.kind == LibraryCall::Kind::Conv && us != stepUs.end();
+      if (!judged) break;
+      g.oursUs += us->second;
+      g.nodes.push_back(call.nodeIds.front());
     }
-    if (bounded && eager > 0 && ours->second > eager * (1 + margin))
-      out.push_back({i, k.library->nodeIds.front(), ours->second, eager});
+    for (int line : g.lines) {
+      const auto t = lineTimesUs.find(line);
+      judged = judged && t != lineTimesUs.end();
+      if (judged) g.eagerUs += t->second;
+    }
+    if (judged && g.eagerUs > 0 && g.oursUs > g.eagerUs * (1 + margin)) out.push_back(std::move(g));
   }
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,19 +21,22 @@ namespace stitch::agents::builtin {
 // generated ones around it in its forward, and is counted only where those are one step.
 std::map<std::size_t, double> stepTimesUs(const Plan& plan, const std::vector<loop::Launch>& launches, int forwards);
 
-// A convolution step slower than eager by the profiles.
+// Convolution steps slower than eager by the profiles: those whose operators are on the same
+// source lines (one, or a Sequential's several on the line that calls it), together.
 struct SlowerThanEager {
-  std::size_t step = 0;
-  int node = 0;          // the convolution's node, what Plan options leave to PyTorch
-  double oursUs = 0;     // the step, from the candidate's trace
-  double eagerUs = 0;    // eager's time for the lines of its operators, an upper bound of eager's convolution
+  std::vector<std::size_t> steps;
+  std::vector<int> nodes;  // each step's convolution node, what Plan options leave to PyTorch
+  std::set<int> lines;
+  double oursUs = 0;       // the steps, from the candidate's trace
+  double eagerUs = 0;      // eager's time for those lines: an upper bound of eager's convolutions there
   std::string reason() const;
 };
 
-// The convolution steps of `plan` (by its candidate's trace) that took longer than the reference's
-// time for all the source lines their operators are on (`lineTimesUs`), by more than `margin`:
-// only where no other library call shares those lines, so that the lines' time bounds eager's
-// own convolution (and what its epilogue folded) from above.
+// The convolution steps of `plan` (by its candidate's trace) that took longer, per group of steps
+// whose operators share source lines, than the reference's time for those whole lines
+// (`lineTimesUs`), by more than `margin`. A group is judged only where each of its steps was timed
+// and no library step outside it has an operator on its lines, so that the lines' time bounds
+// eager's own convolutions (and what their epilogues folded) from above.
 std::vector<SlowerThanEager> slowerThanEager(const Graph& graph, const Plan& plan,
                                              const std::map<int, double>& lineTimesUs,
                                              const std::map<std::size_t, double>& stepUs, double margin = 0.1);

@@ -551,7 +551,7 @@ TEST(LibraryVsEager, AdjacentLibraryStepsAreNotTimedApart) {
 
 // A convolution step slower than eager's whole line (conv, relu and pool on line 16) by more than
 // the margin is reported, with the node to leave to PyTorch; within the margin, without the
-// line's time, or on a line with a second library call, it is not.
+// line's time, or with a library step on its line the trace did not time, it is not.
 TEST(LibraryVsEager, AConvolutionSlowerThanEagersLineIsFound) {
   auto g = loadFixture("81_conv2d_relu_maxpool");
   ASSERT_TRUE(g.ok());
@@ -559,16 +559,37 @@ TEST(LibraryVsEager, AConvolutionSlowerThanEagersLineIsFound) {
   const std::map<std::size_t, double> us = {{0, 120.0}, {1, 5.0}};
   const auto slow = slowerThanEager(g.value(), p, {{16, 100.0}}, us);
   ASSERT_EQ(slow.size(), 1u);
-  EXPECT_EQ(slow[0].step, 0u);
-  EXPECT_EQ(slow[0].node, p.kernels[0].library->nodeIds.front());
-  EXPECT_NE(slow[0].reason().find("took 120.0 us per forward where eager's whole line(s)"), std::string::npos);
+  EXPECT_EQ(slow[0].steps, std::vector<std::size_t>{0});
+  EXPECT_EQ(slow[0].nodes, std::vector<int>{p.kernels[0].library->nodeIds.front()});
+  EXPECT_NE(slow[0].reason().find("(step k0) took 120.0 us per forward where eager's whole line(s) 16 took 100.0 us"),
+            std::string::npos)
+      << slow[0].reason();
   EXPECT_TRUE(slowerThanEager(g.value(), p, {{16, 110.0}}, us).empty());
   EXPECT_TRUE(slowerThanEager(g.value(), p, {{15, 10.0}}, us).empty());
-  Graph twice = g.value();
-  Node second = twice.nodes[0];
-  second.id = 99;
-  twice.nodes.push_back(second);
-  EXPECT_TRUE(slowerThanEager(twice, p, {{16, 100.0}}, us).empty());
+  EXPECT_TRUE(slowerThanEager(g.value(), p, {{16, 100.0}}, {{1, 5.0}}).empty());
+}
+
+// Convolutions a Sequential runs on one line of the forward are judged together against that line.
+TEST(LibraryVsEager, ConvolutionsOfOneLineAreJudgedTogether) {
+  auto g = loadFixture("88_resnet_basic_block");
+  ASSERT_TRUE(g.ok());
+  Graph oneLine = g.value();
+  for (Node& n : oneLine.nodes)
+    if (n.source) n.source->line = 20;
+  const Plan p = makePlan(oneLine);
+  std::map<std::size_t, double> us;
+  std::vector<std::size_t> convSteps;
+  for (std::size_t i = 0; i < p.kernels.size(); ++i)
+    if (p.kernels[i].library) us[i] = 60.0, convSteps.push_back(i);
+  ASSERT_EQ(convSteps.size(), 2u);
+  const auto slow = slowerThanEager(oneLine, p, {{20, 100.0}}, us);
+  ASSERT_EQ(slow.size(), 1u);
+  EXPECT_EQ(slow[0].steps, convSteps);
+  EXPECT_EQ(slow[0].nodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(slow[0].oursUs, 120.0);
+  EXPECT_NE(slow[0].reason().find("the cuDNN calls of its line(s) (steps k"), std::string::npos) << slow[0].reason();
+  us.erase(convSteps[1]);  // one of them not timed: the line is not judged
+  EXPECT_TRUE(slowerThanEager(oneLine, p, {{20, 100.0}}, us).empty());
 }
 
 }  // namespace
