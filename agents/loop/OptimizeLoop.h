@@ -2,6 +2,8 @@
 // (→ REPLAN) → DONE, shared by every brain. Every transition is streamed (plan with task
 // statuses, candidates with verdicts, each verified candidate's profile, log lines with the
 // phase, progress); budgets are iterations and wall time; a cancel keeps the best verified candidate.
+// BASELINE's eager and torch.compile timing runs once the first candidate is written, while that
+// candidate builds in the worker's background (nothing the plan needs comes from the timing).
 #pragma once
 
 #include "agents/BaselineJob.h"
