@@ -158,8 +158,8 @@ std::optional<std::size_t> BuiltinBrain::layoutStep(const std::optional<loop::Fe
     judged = std::move(decision.judged);
     return std::nullopt;
   }
-  if (!layout_.opens(last) || !lastPick_) return std::nullopt;
   const auto before = graph_->layout.channelsLast;
+  if (!layout_.opens(last, !before.empty(), plan_.usesTf32()) || !lastPick_) return std::nullopt;
   const PlannerOptions previous = options_;
   auto saved = std::make_tuple(graph_, plan_, planned_);
   options_.layout = layout_.begin(*last, !before.empty());

@@ -1,6 +1,7 @@
 // The layout trial of the refine step; see LayoutSearch.h.
 #include "agents/builtin/LayoutSearch.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace stitch::agents::builtin {
@@ -21,16 +22,20 @@ void LayoutSearch::reset(LayoutMode requested) {
   note_.clear();
 }
 
-bool LayoutSearch::opens(const std::optional<loop::Feedback>& last) const {
-  return state_ == State::Open && last && last->passed && last->medianMs;
+bool LayoutSearch::opens(const std::optional<loop::Feedback>& last, bool channelsLast, bool tf32) const {
+  if (state_ != State::Open || !last) return false;
+  if (last->passed) return last->medianMs.has_value();
+  const auto& failed = last->failedChecks;
+  return channelsLast && tf32 && std::find(failed.begin(), failed.end(), "output_mismatch") != failed.end();
 }
 
 LayoutMode LayoutSearch::begin(const loop::Feedback& first, bool firstChannelsLast) {
   state_ = State::Trying;
   first_ = first;
   firstChannelsLast_ = firstChannelsLast;
-  note_ = "trying " + name(!firstChannelsLast) + " after the planner's " + name(firstChannelsLast) + " measured " +
-          millis(*first.medianMs) + " (the verifier's median)";
+  note_ = "trying " + name(!firstChannelsLast) + " after the planner's " + name(firstChannelsLast) +
+          (first.passed ? " measured " + millis(*first.medianMs) + " (the verifier's median)"
+                        : " missed the tolerance in TF32 (cuDNN's NHWC kernels)");
   // Channels-last for every convolution cuDNN runs, or for none: the planner's own choice is the
   // one between them that the trial measures against.
   return firstChannelsLast ? LayoutMode::Nchw : LayoutMode::ChannelsLast;
@@ -44,10 +49,11 @@ void LayoutSearch::abandon() {
 
 LayoutSearch::Decision LayoutSearch::decide(const loop::Feedback& other) {
   state_ = State::Decided;
-  const std::string firstText = name(firstChannelsLast_) + " " + millis(*first_->medianMs);
+  const std::string firstText =
+      name(firstChannelsLast_) + " " + (first_->passed ? millis(*first_->medianMs) : "missed the tolerance");
   const std::string otherName = name(!firstChannelsLast_);
   // Faster by the verifier's median, same launch variant: what the loop's best candidate is chosen by.
-  switched_ = other.passed && other.medianMs && *other.medianMs < *first_->medianMs;
+  switched_ = other.passed && other.medianMs && (!first_->passed || *other.medianMs < *first_->medianMs);
   if (!other.passed || !other.medianMs) {
     note_ = "layout measured: " + firstText + "; " + otherName + " tried and failed (" +
             (other.failedChecks.empty() ? std::string("no timing") : other.failedChecks.front()) + "): " +

@@ -18,9 +18,13 @@ public:
   // A new plan: a trial is open only where the job left the layout to the planner (--layout auto).
   void reset(LayoutMode requested);
 
-  // Whether the candidate `last` judged should be followed by the trial: it passed with a median,
-  // and no trial was made for this plan yet.
-  bool opens(const std::optional<loop::Feedback>& last) const;
+  // Whether the candidate `last` judged should be followed by the trial, no trial having been made
+  // for this plan yet: it passed with a median, or it ran channels-last (`channelsLast`) with TF32
+  // convolutions (`tf32`) and missed the tolerance. cuDNN's NHWC kernels run TF32 where eager's
+  // NCHW algorithm for the same shape may be exact fp32 (8 of 22 lone convolutions of level 2 on an
+  // H100, bench/results/layout_ab_2026-11-27_h100): NCHW in eager's precision comes before the
+  // exact-fp32 retry then.
+  bool opens(const std::optional<loop::Feedback>& last, bool channelsLast, bool tf32) const;
   // Starts the trial after `first`, a candidate planned in the planner's layout (channels-last for
   // some convolution where `firstChannelsLast`): the mode to plan the trial's candidate with, and
   // the note its plan carries.
@@ -35,7 +39,8 @@ public:
     loop::Feedback judged;  // the kept layout's feedback, which the variant search goes on from
     bool switched = false;  // the other layout was kept
   };
-  // Ends the trial with the other layout's verdict: kept only where it passed and measured faster.
+  // Ends the trial with the other layout's verdict: kept only where it passed and measured faster
+  // (or where the first failed).
   Decision decide(const loop::Feedback& other);
 
   // For the plan's convolution steps: what was tried and measured ("" before any trial).

@@ -275,6 +275,43 @@ TEST_F(Refine, ASlowerOrFailedLayoutTrialKeepsThePlannersLayout) {
   }
 }
 
+// A network the planner runs channels-last whose TF32 candidate misses the tolerance (cuDNN's NHWC
+// kernels run TF32 where eager's NCHW algorithm may be exact fp32): NCHW in eager's precision is
+// tried before exact fp32, and kept where it passes; where it fails too, the planner's plan gets
+// its exact-fp32 retry.
+TEST_F(Refine, AChannelsLastMismatchTriesNchwBeforeExactFp32) {
+  for (const bool nchwPasses : {true, false}) {
+    SCOPED_TRACE(nchwPasses ? "NCHW passes" : "NCHW fails too");
+    planTask("level3", "88_resnet_basic_block", {}, EagerPrecision{true, false});
+    const std::string first = next(std::nullopt);
+    const std::string clShape = "CUDNN_TENSOR_OP_MATH}, 1};";
+    ASSERT_NE(lastCuda().find(clShape), std::string::npos) << "planned channels-last";
+    loop::Feedback wrong;
+    wrong.built = true;
+    wrong.failedChecks = {"output_mismatch"};
+    EXPECT_EQ(next(wrong), first);
+    ASSERT_TRUE(draft->plan);
+    EXPECT_NE(draft->title.find("NCHW (layout trial)"), std::string::npos) << draft->title;
+    EXPECT_EQ(lastCuda().find(clShape), std::string::npos);
+    EXPECT_NE(lastCuda().find("{CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH}"), std::string::npos) << "eager's TF32";
+    EXPECT_NE(convTechnique().find("trying NCHW after the planner's channels-last missed the tolerance"),
+              std::string::npos)
+        << convTechnique();
+    if (nchwPasses) {
+      const std::string third = next(timed(1.0));
+      EXPECT_NE(third, first);
+      EXPECT_NE(convTechnique().find("channels-last missed the tolerance, NCHW 1.000 ms: NCHW kept"), std::string::npos)
+          << convTechnique();
+      EXPECT_EQ(lastCuda().find(clShape), std::string::npos);
+    } else {
+      EXPECT_EQ(next(wrong), first);
+      EXPECT_NE(draft->title.find("fp32 (eager's TF32 form missed the tolerance)"), std::string::npos) << draft->title;
+      // (exact fp32 convolutions, by the planner's policy, run NCHW: MemoryFormat.h)
+      EXPECT_NE(lastCuda().find("{CUDNN_FMA_MATH, CUDNN_FMA_MATH}};"), std::string::npos);
+    }
+  }
+}
+
 // No trial where the job names the layout, nor where no convolution would change format.
 TEST_F(Refine, NoLayoutTrialWhereTheLayoutIsNotAGuess) {
   planTask("level2", "81_conv2d_relu_maxpool", {}, EagerPrecision{true, false}, "eager", "nchw");
