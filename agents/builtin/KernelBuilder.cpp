@@ -635,6 +635,185 @@ Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind,
   return push(std::move(v));
 }
 
+// A view of a value the kernel computes: the same value under the view's dims, where only size-1
+// dims are added or removed; any other view of it is read by the next kernel from memory.
+Outcome<bool> KernelBuilder::lowerView(const Node& node, const std::string& b) {
+  const std::string& out0 = node.outputs.at(0);
+  const Argument* self = node.arg("self");
+  if (!self || !self->tensor) return Failure{node.where() + ": view without a tensor"};
+  auto it = tensors_.find(*self->tensor);
+  if (it == tensors_.end()) return true;  // a view of an external tensor: read through its strides
+  if (!it->second.unsupported.empty()) {  // only a consumer of the view fails, with the reason
+    for (const auto& o : node.outputs) tensors_[o] = it->second;
+    return true;
+  }
+  const TensorInfo* src = graph_->tensor(*self->tensor);
+  const TensorInfo* dst = graph_->tensor(out0);
+  if (b == "transpose" || b == "permute" || b == "t")  // sizes alone cannot tell a permutation from a reshape
+    return Failure{node.where() + ": transposes a value this kernel computes; the next kernel reads it written"};
+  if (takesPart(b) && (node.outputs.size() != 1 || nonUnit(src->shape) != nonUnit(dst->shape)))
+    return Failure{node.where() + ": takes part of a value this kernel computes; the next kernel reads it written"};
+  if (kernel_.values[it->second.value].dimMap.size() != src->shape.size())
+    return Failure{node.where() + ": views a value computed in a regrouped iteration space"};
+  if (nonUnit(src->shape) != nonUnit(dst->shape))
+    return Failure{node.where() + ": reshapes a computed value; only size-1 dims may be added or removed"};
+  std::vector<int> srcMapped;
+  const auto& sm = kernel_.values[it->second.value].dimMap;
+  for (std::size_t p = 0; p < sm.size(); ++p)
+    if (src->shape[p] != 1) srcMapped.push_back(sm[p]);
+  KernelValue v;
+  v.op = ValueOp::Unary;
+  v.fn = "identity";
+  v.args = {it->second.value};
+  v.integer = kernel_.values[it->second.value].integer;
+  std::size_t k = 0;
+  for (int64_t s : dst->shape) v.dimMap.push_back(s == 1 ? -1 : srcMapped[k++]);
+  bind(out0, push(std::move(v)));
+  return true;
+}
+
+// An integer counter counted up (num_batches_tracked += 1, a write-back's source): exact int64
+// arithmetic, where every other generated result is float32.
+Outcome<bool> KernelBuilder::lowerIntegerCount(const Node& node) {
+  const std::string& out0 = node.outputs.at(0);
+  const Argument* other = node.arg("other");
+  const auto step = other ? asNumber(other->value) : std::nullopt;
+  if (!step || *step != std::floor(*step) || number(node, "alpha", 1) != 1)
+    return Failure{node.where() + ": integer arithmetic other than adding a whole number is left to PyTorch"};
+  // One element in a kernel of its own: an iteration space of [1], which no larger tensor joins
+  // (an empty shape would read as no kernel at all).
+  if (empty()) kernel_.shape = {1};
+  else if (kernel_.numel() != 1) return Failure{node.where() + ": an integer counter is counted in a kernel of its own"};
+  auto x = source(node, "self");
+  if (!x) return x.error();
+  if (!kernel_.values[x.value()].integer) return Failure{node.where() + ": adds to a value that is not an integer"};
+  const int v = unary("add_int", x.value(), {*step});
+  kernel_.values[v].integer = true;
+  bind(out0, v);
+  return true;
+}
+
+double KernelBuilder::Reduction::count(const std::vector<int64_t>& ds) const {
+  double n = 1;
+  if (ds.empty()) {
+    for (int64_t s : self->shape) n *= static_cast<double>(s);
+  } else {
+    for (int64_t d : ds) n *= static_cast<double>(self->shape[d < 0 ? d + rank : d]);
+  }
+  return n;
+}
+
+// The reductions, softmax's family and layer norm: the input, its dims and keepdim read once, then
+// the reduced values built from ReduceKind reductions over one range of dims.
+Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const std::string& b) {
+  if ((b == "max" || b == "min") && node.outputs.size() > 1) return lowerArgReduce(node, b);
+  const char* selfName = b == "native_layer_norm" ? "input" : "self";
+  const Argument* self = node.arg(selfName);
+  if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
+  if (node.arg("dtype") && !isNone(node, "dtype")) return Failure{node.where() + ": reductions with a dtype are left to PyTorch"};
+  auto src = source(node, selfName);
+  if (!src) return src.error();
+  Reduction r;
+  r.in = src.value();
+  r.rank = static_cast<int>(kernel_.values[r.in].dimMap.size());
+  r.self = graph_->tensor(*self->tensor);
+  if (const Argument* d = node.arg("dim")) r.dims = asIntList(d->value).value_or(std::vector<int64_t>{});
+  r.keepdim = node.arg("keepdim") && asNumber(node.arg("keepdim")->value).value_or(0) != 0;
+  const std::string& out0 = node.outputs.at(0);
+  if (b == "sum" || b == "prod" || b == "amax" || b == "amin" || b == "mean" || b == "max" || b == "min") {
+    ReduceKind kind = b == "sum" || b == "mean" ? ReduceKind::Sum
+                      : b == "prod"             ? ReduceKind::Prod
+                      : b == "amax" || b == "max" ? ReduceKind::Max
+                                                  : ReduceKind::Min;
+    auto v = reduce(node, r.in, kind, r.dims, r.keepdim, out0);
+    if (!v) return v.error();
+    int result = v.value();
+    if (b == "mean") result = binary("div", result, constant(r.count(r.dims)));
+    bind(out0, result);
+    return true;
+  }
+  if (b == "_softmax" || b == "softmax" || b == "_log_softmax" || b == "log_softmax" || b == "logsumexp")
+    return lowerSoftmax(node, b, r);
+  if (b == "native_layer_norm") return lowerLayerNorm(node, r);
+  return Failure{node.where() + ": no generated kernel for this reduction; it stays in PyTorch"};
+}
+
+// softmax, log_softmax and logsumexp: the row's max, then the sum of exponentials shifted by it.
+Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, const std::string& b, const Reduction& r) {
+  const std::string& out0 = node.outputs.at(0);
+  auto m = reduce(node, r.in, ReduceKind::Max, r.dims, true, "");
+  if (!m) return m.error();
+  int shifted = binary("sub", r.in, m.value());
+  int e = unary("exp", shifted);
+  auto s = reduce(node, e, ReduceKind::Sum, r.dims, true, "");
+  if (!s) return s.error();
+  int result;
+  if (b == "logsumexp") {
+    result = binary("add", unary("log", s.value()), m.value());
+    if (!r.keepdim) {  // drop the reduced positions from the map, as the result's shape does
+      KernelValue squeeze;
+      squeeze.op = ValueOp::Unary;
+      squeeze.fn = "identity";
+      squeeze.args = {result};
+      auto mapOnly = reduce(node, r.in, ReduceKind::Sum, r.dims, false, "");  // only for its dim map
+      if (!mapOnly) return mapOnly.error();
+      squeeze.dimMap = kernel_.values[mapOnly.value()].dimMap;
+      kernel_.values.pop_back();
+      result = push(std::move(squeeze));
+    }
+  } else if (b == "_softmax" || b == "softmax") {
+    result = binary("div", e, s.value());
+  } else {
+    result = binary("sub", shifted, unary("log", s.value()));
+  }
+  if (graph_->tensor(out0)->shape.size() != kernel_.values[result].dimMap.size())
+    return Failure{node.where() + ": result rank differs from the lowered reduction"};
+  bind(out0, result);
+  return true;
+}
+
+// native_layer_norm over its normalized_shape (the trailing dims): mean, then the mean of squared
+// deviations, weight and bias; its mean and rstd outputs bound where the node has them.
+Outcome<bool> KernelBuilder::lowerLayerNorm(const Node& node, const Reduction& r) {
+  const Argument* ns = node.arg("normalized_shape");
+  auto normalized = ns ? asIntList(ns->value) : std::nullopt;
+  if (!normalized || normalized->empty()) return Failure{node.where() + ": normalized_shape missing"};
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < static_cast<int64_t>(normalized->size()); ++i) dims.push_back(r.rank - 1 - i);
+  const double n = r.count(dims);
+  auto sum = reduce(node, r.in, ReduceKind::Sum, dims, true, "");
+  if (!sum) return sum.error();
+  int mean = binary("div", sum.value(), constant(n));
+  int centered = binary("sub", r.in, mean);
+  auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, dims, true, "");
+  if (!sq) return sq.error();
+  int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(number(node, "eps", 1e-5))));
+  int y = binary("mul", centered, rstd);
+  for (const char* name : {"weight", "bias"}) {
+    const Argument* a = node.arg(name);
+    if (!a || !a->tensor) continue;
+    const TensorInfo* t = graph_->tensor(*a->tensor);
+    std::vector<int> m(t->shape.size(), -1);
+    const auto& ym = kernel_.values[y].dimMap;
+    for (std::size_t p = 0; p < m.size(); ++p)
+      if (t->shape[p] != 1) m[p] = ym[ym.size() - m.size() + p];
+    int w = -1;
+    if (auto it = tensors_.find(t->id); it != tensors_.end()) w = it->second.value;
+    else {
+      auto v = external(t->id, m);
+      if (!v) return v.error();
+      w = v.value();
+    }
+    y = binary(std::string(name) == "weight" ? "mul" : "add", y, w);
+  }
+  bind(node.outputs.at(0), y);
+  if (node.outputs.size() > 2) {
+    bind(node.outputs[1], mean);
+    bind(node.outputs[2], rstd);
+  }
+  return true;
+}
+
 Outcome<bool> KernelBuilder::lower(const Node& node) {
   const std::string b = baseName(node.op);
   if (const std::string* target = writeBackTarget(*graph_, node)) {
@@ -648,60 +827,8 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   if (node.outputs.empty()) return Failure{node.where() + ": no output"};
   const std::string out0 = node.outputs[0];
 
-  if (viewOps().count(b)) {
-    const Argument* self = node.arg("self");
-    if (!self || !self->tensor) return Failure{node.where() + ": view without a tensor"};
-    auto it = tensors_.find(*self->tensor);
-    if (it == tensors_.end()) return true;  // a view of an external tensor: read through its strides
-    if (!it->second.unsupported.empty()) {  // only a consumer of the view fails, with the reason
-      for (const auto& o : node.outputs) tensors_[o] = it->second;
-      return true;
-    }
-    const TensorInfo* src = graph_->tensor(*self->tensor);
-    const TensorInfo* dst = graph_->tensor(out0);
-    if (b == "transpose" || b == "permute" || b == "t")  // sizes alone cannot tell a permutation from a reshape
-      return Failure{node.where() + ": transposes a value this kernel computes; the next kernel reads it written"};
-    if (takesPart(b) && (node.outputs.size() != 1 || nonUnit(src->shape) != nonUnit(dst->shape)))
-      return Failure{node.where() + ": takes part of a value this kernel computes; the next kernel reads it written"};
-    if (kernel_.values[it->second.value].dimMap.size() != src->shape.size())
-      return Failure{node.where() + ": views a value computed in a regrouped iteration space"};
-    if (nonUnit(src->shape) != nonUnit(dst->shape))
-      return Failure{node.where() + ": reshapes a computed value; only size-1 dims may be added or removed"};
-    std::vector<int> srcMapped;
-    const auto& sm = kernel_.values[it->second.value].dimMap;
-    for (std::size_t p = 0; p < sm.size(); ++p)
-      if (src->shape[p] != 1) srcMapped.push_back(sm[p]);
-    KernelValue v;
-    v.op = ValueOp::Unary;
-    v.fn = "identity";
-    v.args = {it->second.value};
-    v.integer = kernel_.values[it->second.value].integer;
-    std::size_t k = 0;
-    for (int64_t s : dst->shape) v.dimMap.push_back(s == 1 ? -1 : srcMapped[k++]);
-    bind(out0, push(std::move(v)));
-    return true;
-  }
-
-  // An integer counter counted up (num_batches_tracked += 1, a write-back's source): exact int64
-  // arithmetic, where every other generated result is float32.
-  if (b == "add" && graph_->tensor(out0)->dtype == "int64") {
-    const Argument* other = node.arg("other");
-    const auto step = other ? asNumber(other->value) : std::nullopt;
-    if (!step || *step != std::floor(*step) || number(node, "alpha", 1) != 1)
-      return Failure{node.where() + ": integer arithmetic other than adding a whole number is left to PyTorch"};
-    // One element in a kernel of its own: an iteration space of [1], which no larger tensor joins
-    // (an empty shape would read as no kernel at all).
-    if (empty()) kernel_.shape = {1};
-    else if (kernel_.numel() != 1) return Failure{node.where() + ": an integer counter is counted in a kernel of its own"};
-    auto x = source(node, "self");
-    if (!x) return x.error();
-    if (!kernel_.values[x.value()].integer) return Failure{node.where() + ": adds to a value that is not an integer"};
-    const int v = unary("add_int", x.value(), {*step});
-    kernel_.values[v].integer = true;
-    bind(out0, v);
-    return true;
-  }
-
+  if (viewOps().count(b)) return lowerView(node, b);
+  if (b == "add" && graph_->tensor(out0)->dtype == "int64") return lowerIntegerCount(node);
   if (fillOps().count(b)) return lowerFill(node, b);
 
   if (b == "constant_pad_nd") return lowerPad(node);
@@ -719,116 +846,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
 
   if (const ops::OpDef* def = ops::findOp(node.op); def && def->lower) return lowerRegistered(node, *def);
 
-  if (reductionOps().count(b)) {
-    if ((b == "max" || b == "min") && node.outputs.size() > 1) return lowerArgReduce(node, b);
-    const char* selfName = b == "native_layer_norm" ? "input" : "self";
-    const Argument* self = node.arg(selfName);
-    if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
-    if (node.arg("dtype") && !isNone(node, "dtype")) return Failure{node.where() + ": reductions with a dtype are left to PyTorch"};
-    auto src = source(node, selfName);
-    if (!src) return src.error();
-    const int in = src.value();
-    const int rank = static_cast<int>(kernel_.values[in].dimMap.size());
-    std::vector<int64_t> dims;
-    if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
-    const bool keepdim = node.arg("keepdim") && asNumber(node.arg("keepdim")->value).value_or(0) != 0;
-    auto reduceOut = [&](ReduceKind kind, int input, bool keep, const std::string& outId) {
-      return reduce(node, input, kind, dims, keep, outId);
-    };
-    auto count = [&](const std::vector<int64_t>& ds) {
-      double n = 1;
-      const auto& shape = graph_->tensor(*self->tensor)->shape;
-      if (ds.empty()) {
-        for (int64_t s : shape) n *= static_cast<double>(s);
-      } else {
-        for (int64_t d : ds) n *= static_cast<double>(shape[d < 0 ? d + rank : d]);
-      }
-      return n;
-    };
-    if (b == "sum" || b == "prod" || b == "amax" || b == "amin" || b == "mean" || b == "max" || b == "min") {
-      ReduceKind kind = b == "sum" || b == "mean" ? ReduceKind::Sum
-                        : b == "prod"             ? ReduceKind::Prod
-                        : b == "amax" || b == "max" ? ReduceKind::Max
-                                                    : ReduceKind::Min;
-      auto r = reduceOut(kind, in, keepdim, out0);
-      if (!r) return r.error();
-      int result = r.value();
-      if (b == "mean") result = binary("div", result, constant(count(dims)));
-      bind(out0, result);
-      return true;
-    }
-    if (b == "_softmax" || b == "softmax" || b == "_log_softmax" || b == "log_softmax" || b == "logsumexp") {
-      const bool lse = b == "logsumexp";
-      auto m = reduceOut(ReduceKind::Max, in, true, "");
-      if (!m) return m.error();
-      int shifted = binary("sub", in, m.value());
-      int e = unary("exp", shifted);
-      auto s = reduceOut(ReduceKind::Sum, e, true, "");
-      if (!s) return s.error();
-      int result;
-      if (lse) {
-        result = binary("add", unary("log", s.value()), m.value());
-        if (!keepdim) {  // drop the reduced positions from the map, as the result's shape does
-          KernelValue squeeze;
-          squeeze.op = ValueOp::Unary;
-          squeeze.fn = "identity";
-          squeeze.args = {result};
-          auto r = reduce(node, in, ReduceKind::Sum, dims, false, "");  // only for its dim map
-          if (!r) return r.error();
-          squeeze.dimMap = kernel_.values[r.value()].dimMap;
-          kernel_.values.pop_back();
-          result = push(std::move(squeeze));
-        }
-      } else if (b == "_softmax" || b == "softmax") {
-        result = binary("div", e, s.value());
-      } else {
-        result = binary("sub", shifted, unary("log", s.value()));
-      }
-      if (graph_->tensor(out0)->shape.size() != kernel_.values[result].dimMap.size())
-        return Failure{node.where() + ": result rank differs from the lowered reduction"};
-      bind(out0, result);
-      return true;
-    }
-    if (b == "native_layer_norm") {
-      const Argument* ns = node.arg("normalized_shape");
-      auto normalized = ns ? asIntList(ns->value) : std::nullopt;
-      if (!normalized || normalized->empty()) return Failure{node.where() + ": normalized_shape missing"};
-      dims.clear();
-      for (int64_t i = 0; i < static_cast<int64_t>(normalized->size()); ++i) dims.push_back(rank - 1 - i);
-      const double n = count(dims);
-      auto sum = reduceOut(ReduceKind::Sum, in, true, "");
-      if (!sum) return sum.error();
-      int mean = binary("div", sum.value(), constant(n));
-      int centered = binary("sub", in, mean);
-      auto sq = reduceOut(ReduceKind::Sum, binary("mul", centered, centered), true, "");
-      if (!sq) return sq.error();
-      int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(number(node, "eps", 1e-5))));
-      int y = binary("mul", centered, rstd);
-      for (const char* name : {"weight", "bias"}) {
-        const Argument* a = node.arg(name);
-        if (!a || !a->tensor) continue;
-        const TensorInfo* t = graph_->tensor(*a->tensor);
-        std::vector<int> m(t->shape.size(), -1);
-        const auto& ym = kernel_.values[y].dimMap;
-        for (std::size_t p = 0; p < m.size(); ++p)
-          if (t->shape[p] != 1) m[p] = ym[ym.size() - m.size() + p];
-        int w = -1;
-        if (auto it = tensors_.find(t->id); it != tensors_.end()) w = it->second.value;
-        else {
-          auto v = external(t->id, m);
-          if (!v) return v.error();
-          w = v.value();
-        }
-        y = binary(std::string(name) == "weight" ? "mul" : "add", y, w);
-      }
-      bind(out0, y);
-      if (node.outputs.size() > 2) {
-        bind(node.outputs[1], mean);
-        bind(node.outputs[2], rstd);
-      }
-      return true;
-    }
-  }
+  if (reductionOps().count(b)) return lowerReduction(node, b);
   if (compositeOps().count(b)) return lowerComposite(node, b);
   if (isConcatenation(node.op)) return lowerConcat(node);
   return Failure{node.where() + ": no generated kernel for this operator; it stays in PyTorch"};

@@ -97,6 +97,20 @@ private:
   Outcome<int> normalize(const Node& node, int x, const std::vector<int64_t>& rowDims, double eps,
                          std::pair<int, int>* stats = nullptr);
   Outcome<bool> lowerRegistered(const Node& node, const ops::OpDef& def);
+  Outcome<bool> lowerView(const Node& node, const std::string& base);
+  Outcome<bool> lowerIntegerCount(const Node& node);
+  // A reduction's input as a kernel value, the dims it names and keepdim, read once per node.
+  struct Reduction {
+    int in = -1;
+    int rank = 0;
+    const TensorInfo* self = nullptr;
+    std::vector<int64_t> dims;  // empty: every dim
+    bool keepdim = false;
+    double count(const std::vector<int64_t>& dims) const;  // elements reduced over `dims`
+  };
+  Outcome<bool> lowerReduction(const Node& node, const std::string& base);
+  Outcome<bool> lowerSoftmax(const Node& node, const std::string& base, const Reduction& r);
+  Outcome<bool> lowerLayerNorm(const Node& node, const Reduction& r);
   Outcome<bool> lowerComposite(const Node& node, const std::string& base);
   Outcome<bool> lowerArgReduce(const Node& node, const std::string& base);
   Outcome<bool> lowerVectorNorm(const Node& node, const std::string& base);
