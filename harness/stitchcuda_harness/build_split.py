@@ -22,6 +22,9 @@ KERNEL_END = "// stitch:kernel-end"
 # part of 18 kernels 2.2 s (nvcc 13, sm_90a). More parts than that only add fixed costs, which
 # jobs building side by side on one machine (a bench on several GPUs) pay in cores.
 MIN_KERNELS_PER_PART = 16
+# A moved launcher links across the library's units and no further: hidden, it is never exported
+# nor bound to a same-named launcher of another candidate's library loaded in the same process.
+_SHARED = '__attribute__((visibility("hidden")))'
 
 
 @dataclass
@@ -63,11 +66,11 @@ def split_units(text: str, source: str, most_parts: int) -> Split | None:
         if end is None or not re.fullmatch(r"[A-Za-z_]\w*", launcher):
             return None  # a marker the coder did not write: build the file as it is
         body = "".join(lines[i + 1:end])
-        external = re.sub(rf"\bstatic\s+int\s+{launcher}\s*\(", f"int {launcher}(", body, count=1)
+        external = re.sub(rf"\bstatic\s+int\s+{launcher}\s*\(", f"{_SHARED} int {launcher}(", body, count=1)
         if external == body:
             return None
         blocks.append(Block(launcher, i + 2, external))
-        main.append(f"int {launcher}(const StitchTensor* t, int64_t rows, cudaStream_t stream);\n")
+        main.append(f"{_SHARED} int {launcher}(const StitchTensor* t, int64_t rows, cudaStream_t stream);\n")
         main.append(_line_directive(end + 2, source))
         i = end + 1
     parts = min(most_parts, len(blocks) // MIN_KERNELS_PER_PART)

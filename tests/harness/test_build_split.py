@@ -38,7 +38,8 @@ class SplitTextTest(unittest.TestCase):
         assert split is not None
         self.assertEqual(len(split.parts), 3)
         for k in range(4 * MIN_KERNELS_PER_PART):
-            self.assertIn(f"int launch_k{k}(const StitchTensor* t, int64_t rows, cudaStream_t stream);", split.main)
+            self.assertIn(f'__attribute__((visibility("hidden"))) int launch_k{k}(const StitchTensor* t, int64_t rows, '
+                          "cudaStream_t stream);", split.main)
             self.assertNotIn(f"k{k}_kernel(float", split.main)
             homes = [p for p in split.parts if f"int launch_k{k}(const StitchTensor* t" in p]
             self.assertEqual(len(homes), 1, k)
@@ -76,7 +77,9 @@ class SplitBuildTest(unittest.TestCase):
         self.assertTrue(result.ok, result.log)
         if os.cpu_count() and os.cpu_count() > 1:
             self.assertGreater(result.units, 1)
-        self.assertTrue(hasattr(ctypes.CDLL(result.library), "stitch_forward"))
+        lib = ctypes.CDLL(result.library)
+        self.assertTrue(hasattr(lib, "stitch_forward"))
+        self.assertFalse(hasattr(lib, "launch_k0"))  # hidden: never bound to another library's launch_k0
 
     def test_an_error_in_a_kernel_names_the_candidates_line(self) -> None:
         text = marked_candidate(2 * MIN_KERNELS_PER_PART, broken=5)
