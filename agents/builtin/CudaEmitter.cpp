@@ -2,8 +2,9 @@
 // statements in the scope that needs them: per element inside the loops, per row after each
 // reduction (row statistics are computed once, not per element). Kernel shapes: flat, rows
 // (a warp or a block per row; several blocks per row with a last-block combine when rows are
-// few, as one kernel per reduction when they depend on each other), columns, row and column
-// scans; pooling windows are device functions any shape can call.
+// few, as one kernel per reduction when they depend on each other), columns (split over blocks
+// the same way when columns are few), row and column scans; pooling windows are device
+// functions any shape can call.
 #include "agents/builtin/CudaEmitter.h"
 
 #include "agents/builtin/ops/OpDef.h"
@@ -1083,13 +1084,13 @@ private:
 
   std::string stageName(int64_t j) const { return "_s" + std::to_string(j); }
 
-  // red<r> (and idx<r>) of the reductions `done`, as earlier stages left them.
-  void loadRowResults(std::ostream& o, const std::set<int>& done, const std::string& ind) {
+  // red<r> (and idx<r>) of the reductions `done`, as earlier stages left them at row (or column) `rowIndex`.
+  void loadRowResults(std::ostream& o, const std::set<int>& done, const std::string& ind, const std::string& rowIndex = "row") {
     const auto reds = reductions();
     const int64_t nred = static_cast<int64_t>(reds.size());
     for (int64_t j = 0; j < nred; ++j) {
       if (!done.count(reds[j])) continue;
-      const std::string R = std::to_string(reds[j]), at = "[row * " + i64(nred) + " + " + std::to_string(j) + "]";
+      const std::string R = std::to_string(reds[j]), at = "[" + rowIndex + " * " + i64(nred) + " + " + std::to_string(j) + "]";
       o << ind << "const float red" << R << " = " << name_ << "_red" << at << ";\n";
       if (isArg(k_.values[reds[j]].reduce)) o << ind << "const long long idx" << R << " = " << name_ << "_redi" << at << ";\n";
     }
@@ -1195,16 +1196,13 @@ private:
   // after the reductions are written by all groups, rows split the same way.
   void columns(std::ostream& o) {
     if (const int J = columnsPerThread(); J > 1) return wideColumns(o, J);
+    if (columnSplits() > 1) return onePass() ? splitColumns(o) : stagedColumns(o);
     const int64_t R = k_.reduced(), inner = k_.inner();
     const std::string cols = count(k_.outer() * inner);
     const int S = columnGroups();
-    const std::string Ss = std::to_string(S);
     o << "template <int VEC>\n__global__ void __launch_bounds__(" << 32 * S << ") " << name_ << "_kernel(" << params()
-      << ") {\n"
-      << "  __shared__ float cpart[" << S << "][32];\n";
-    if (anyArg()) o << "  __shared__ long long cparti[" << S << "][32];\n";
-    for (const Pass& p : passes_)
-      if (p.fold != Fold::None) o << "  __shared__ " << foldType(p.fold) << " c" << foldState(p) << "[" << S << "][32];\n";
+      << ") {\n";
+    declareColumnScratch(o, S);
     o << "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;\n"
       << "  for (int64_t t0 = blockIdx.x * 32LL; t0 < " << cols << "; t0 += gridDim.x * 32LL) {\n"
       << "    const bool live = t0 + tx < " << cols << ";\n"
@@ -1216,36 +1214,7 @@ private:
     const std::string ind = "    ";
     cacheColumn(o, S, ind);
     for (std::size_t p = 0; p < passes_.size(); ++p) {
-      if (passes_[p].fold != Fold::None) {
-        foldColumns(o, row, passes_[p], S, ind);
-        hoistRowValues(o, row, finished(p + 1), ind);
-        continue;
-      }
-      const int r = passes_[p].reds[0];
-      const KernelValue& red = k_.values[r];
-      const bool arg = isArg(red.reduce);
-      const std::string Rs = std::to_string(r), op = reduceOp(red.reduce);
-      o << ind << "float acc" << Rs << " = " << reduceInit(red.reduce) << ";\n";
-      if (arg) o << ind << "long long acci" << Rs << " = 0x7fffffffffffffffLL;\n";
-      columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) {
-        std::string v = value(red.args[0], s, o, in2);
-        if (arg) o << in2 << op << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
-        else o << in2 << "acc" << Rs << " = " << op << "::apply(acc" << Rs << ", " << v << ");\n";
-      });
-      o << ind << "cpart[ty][tx] = acc" << Rs << ";\n";
-      if (arg) o << ind << "cparti[ty][tx] = acci" << Rs << ";\n";
-      o << ind << "__syncthreads();\n"
-        << ind << "acc" << Rs << " = cpart[0][tx];\n";
-      if (arg)
-        o << ind << "acci" << Rs << " = cparti[0][tx];\n"
-          << ind << "for (int g = 1; g < " << Ss << "; ++g) " << op << "::apply(acc" << Rs << ", acci" << Rs
-          << ", cpart[g][tx], cparti[g][tx]);\n";
-      else
-        o << ind << "for (int g = 1; g < " << Ss << "; ++g) acc" << Rs << " = " << op << "::apply(acc" << Rs
-          << ", cpart[g][tx]);\n";
-      o << ind << "__syncthreads();  // cpart is reused by the next reduction or column block\n"
-        << ind << "const float red" << Rs << " = acc" << Rs << ";\n";
-      if (arg) o << ind << "const long long idx" << Rs << " = acci" << Rs << ";\n";
+      columnPass(o, row, passes_[p], S, ind);
       hoistRowValues(o, row, finished(p + 1), ind);
     }
     o << ind << "if (live && ty == 0) {\n";
@@ -1256,6 +1225,224 @@ private:
       columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
     o << "    }\n  }\n}\n";
     cached_.clear();
+  }
+
+  // Parts a column kernel splits its reduced dim into when its columns are too few to fill the GPU
+  // (splitsColumns, CudaEmitter.h).
+  int64_t columnSplits() const { return splitsColumns(k_); }
+
+  // A column block's part as `blockIdx.x` gives it: its 32 columns from t0, its rows [cBegin,
+  // cEnd), and the open scope of its column `t`, as columns() opens it.
+  void openColumnPart(std::ostream& o, const std::string& stage, int S, int64_t P) {
+    const int64_t R = k_.reduced(), inner = k_.inner(), cols = k_.outer() * inner, chunk = (R + P - 1) / P;
+    o << "template <int VEC>\n__global__ void __launch_bounds__(" << 32 * S << ") " << name_ << stage << "_kernel("
+      << params() << ") {\n";
+    declareColumnScratch(o, S);
+    o << "  __shared__ bool last;\n"
+      << "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;\n"
+      << "  const int64_t t0 = blockIdx.x / " << i64(P) << " * 32LL, part = blockIdx.x % " << i64(P) << ";\n"
+      << "  const int64_t cBegin = part * " << i64(chunk) << ", cEnd = min(cBegin + " << i64(chunk) << ", " << i64(R)
+      << ");\n"
+      << "  const bool live = t0 + tx < " << i64(cols) << ";\n"
+      << "  const int64_t t = live ? t0 + tx : " << i64(cols) << " - 1;\n"
+      << "  const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
+      << "  { const int64_t lin = o * " << i64(R * inner) << " + i; (void)lin;\n";
+  }
+
+  std::string columnPart(const Pass& p) const { return name_ + "_cpart" + std::to_string(p.reds[0]); }
+
+  // Buffers of a split column kernel: each pass's partial per column and part (floats, indices, a
+  // fold's states), a count of the parts arrived per column block, and with `results` each
+  // reduction's value per column for the stages after it.
+  void declareColumnParts(std::ostream& o, int64_t P, bool results) {
+    const int64_t cols = k_.outer() * k_.inner(), nred = static_cast<int64_t>(reductions().size());
+    o << "__device__ float " << name_ << "_part[" << cols * P * nred << "];\n";
+    if (anyArg()) o << "__device__ long long " << name_ << "_parti[" << cols * P * nred << "];\n";
+    for (const Pass& p : passes_)
+      if (p.fold != Fold::None) o << "__device__ " << foldType(p.fold) << " " << columnPart(p) << "[" << cols * P << "];\n";
+    o << "__device__ unsigned int " << name_ << "_count[" << (cols + 31) / 32 << "];\n";
+    if (!results) return;
+    o << "__device__ float " << name_ << "_red[" << cols * nred << "];\n";
+    if (anyArg()) o << "__device__ long long " << name_ << "_redi[" << cols * nred << "];\n";
+  }
+
+  // Row group 0 stores this block's result of each pass in `ps` as part `part` of its columns. The
+  // column block's last block to arrive (an atomic count, reset for the next launch) combines the
+  // P parts of each column: row group g takes parts g, g + S, ... in order, and the groups meet in
+  // group order, so the result does not depend on timing; into red<r>f (and idx<r>f) or a fold's
+  // state, recorded in `row`.
+  void combineColumnParts(std::ostream& o, Scope& row, const std::vector<std::size_t>& ps, int S, int64_t P,
+                          const std::string& ind) {
+    const int64_t nred = static_cast<int64_t>(reductions().size());
+    const std::string Ps = i64(P);
+    auto slot = [&](int r, const std::string& q) {
+      return "(t * " + Ps + " + " + q + ") * " + i64(nred) + " + " + std::to_string(position(r));
+    };
+    for (std::size_t p : ps) {
+      const Pass& pass = passes_[p];
+      if (pass.fold != Fold::None) {
+        o << ind << "if (live && ty == 0) " << columnPart(pass) << "[t * " << Ps << " + part] = " << foldState(pass) << ";\n";
+        continue;
+      }
+      const int r = pass.reds[0];
+      o << ind << "if (live && ty == 0) " << name_ << "_part[" << slot(r, "part") << "] = red" << r << ";\n";
+      if (isArg(k_.values[r].reduce)) o << ind << "if (live && ty == 0) " << name_ << "_parti[" << slot(r, "part") << "] = idx" << r << ";\n";
+    }
+    o << ind << "__threadfence();\n"
+      << ind << "__syncthreads();\n"
+      << ind << "if (threadIdx.x == 0) last = atomicAdd(&" << name_ << "_count[blockIdx.x / " << Ps << "], 1u) == "
+      << P - 1 << "u;\n"
+      << ind << "__syncthreads();\n"
+      << ind << "if (!last) return;\n"
+      << ind << "__threadfence();\n";
+    for (std::size_t p : ps) {
+      const Pass& pass = passes_[p];
+      const std::string P0 = "p" + std::to_string(pass.reds[0]);
+      if (pass.fold != Fold::None) {
+        const std::string T = foldType(pass.fold), part = "c" + foldState(pass);
+        o << ind << T << " " << P0 << " = " << T << "::identity();\n"
+          << ind << "for (int64_t q = ty; q < " << Ps << "; q += " << S << ") " << P0 << " = " << T << "::merge(" << P0
+          << ", " << T << "::load(&" << columnPart(pass) << "[t * " << Ps << " + q]));\n"
+          << ind << part << "[ty][tx] = " << P0 << ";\n"
+          << ind << "__syncthreads();\n"
+          << ind << P0 << " = " << part << "[0][tx];\n"
+          << ind << "for (int g = 1; g < " << S << "; ++g) " << P0 << " = " << T << "::merge(" << P0 << ", " << part
+          << "[g][tx]);\n";
+        bindFold(row, pass, P0);
+        continue;
+      }
+      const int r = pass.reds[0];
+      const KernelValue& red = k_.values[r];
+      const bool arg = isArg(red.reduce);
+      const std::string R = std::to_string(r);
+      o << ind << "float " << P0 << " = " << reduceInit(red.reduce) << ";\n";
+      if (arg) o << ind << "long long " << P0 << "i = 0x7fffffffffffffffLL;\n";
+      o << ind << "for (int64_t q = ty; q < " << Ps << "; q += " << S << ") ";
+      if (arg)
+        o << reduceOp(red.reduce) << "::apply(" << P0 << ", " << P0 << "i, __ldcg(&" << name_ << "_part[" << slot(r, "q")
+          << "]), __ldcg(&" << name_ << "_parti[" << slot(r, "q") << "]));\n";
+      else
+        o << P0 << " = " << reduceOp(red.reduce) << "::apply(" << P0 << ", __ldcg(&" << name_ << "_part[" << slot(r, "q")
+          << "]));\n";
+      groupCombine(o, red.reduce, P0, arg ? P0 + "i" : "", S, ind);
+      o << ind << "const float red" << R << "f = " << P0 << ";\n";
+      if (arg) o << ind << "const long long idx" << R << "f = " << P0 << "i;\n";
+      row.memo[r] = "red" + R + "f";
+      for (std::size_t i = 0; i < k_.values.size(); ++i)
+        if (k_.values[i].op == ValueOp::ArgIndex && k_.values[i].args[0] == r) row.memo[static_cast<int>(i)] = "idx" + R + "f";
+    }
+    o << ind << "if (threadIdx.x == 0) " << name_ << "_count[blockIdx.x / " << Ps << "] = 0u;\n";
+  }
+
+  // A one-pass column reduction over columns too few to fill the GPU: each column block's rows in
+  // P parts, a block each, combined by the column block's last block. Training BatchNorm1d over
+  // [204800, 48] left 48 columns on two blocks (NetVLAD at 0.21x of eager); a sum over dim 1 of
+  // [16,4096,256] split so went from 44% to 55% of the copy floor, argmax from 10% to 32%
+  // (bench/results/column_reductions_2026-11-27_h100.md).
+  void splitColumns(std::ostream& o) {
+    const int64_t P = columnSplits();
+    const int S = columnGroups();
+    declareColumnParts(o, P, false);
+    openColumnPart(o, "", S, P);
+    splitColumns_ = true;
+    Scope row;
+    const std::string ind = "  ";
+    std::vector<std::size_t> ps;
+    for (std::size_t p = 0; p < passes_.size(); ++p) {
+      columnPass(o, row, passes_[p], S, ind);
+      ps.push_back(p);
+    }
+    combineColumnParts(o, row, ps, S, P, ind);
+    hoistRowValues(o, row, finished(passes_.size()), ind);
+    o << ind << "if (live && ty == 0) {\n";
+    writeRowOutputs(o, row, "t", ind + "  ", "");
+    o << ind << "}\n  }\n}\n";
+    splitColumns_ = false;
+  }
+
+  // Few columns whose reductions depend on each other (a norm's variance on its mean) or that
+  // write a full-size output: as stagedRows for rows, each pass a kernel of its own, split as
+  // splitColumns, whose last blocks leave each column's results in a buffer; a last kernel, split
+  // the same way, reads them and writes the outputs.
+  void stagedColumns(std::ostream& o) {
+    const int64_t P = columnSplits(), nred = static_cast<int64_t>(reductions().size());
+    const int S = columnGroups();
+    declareColumnParts(o, P, true);
+    splitColumns_ = true;
+    const std::string ind = "  ";
+    for (std::size_t p = 0; p < passes_.size(); ++p) {
+      openColumnPart(o, stageName(static_cast<int64_t>(p)), S, P);
+      Scope row;
+      loadRowResults(o, finished(p), ind, "t");
+      hoistRowValues(o, row, finished(p), ind);
+      columnPass(o, row, passes_[p], S, ind);
+      combineColumnParts(o, row, {p}, S, P, ind);
+      for (int r : passes_[p].reds) {
+        const std::string at = "[t * " + i64(nred) + " + " + std::to_string(position(r)) + "]";
+        o << ind << "if (live && ty == 0) " << name_ << "_red" << at << " = " << row.memo.at(r) << ";\n";
+        if (isArg(k_.values[r].reduce))
+          o << ind << "if (live && ty == 0) " << name_ << "_redi" << at << " = idx" << r << "f;\n";
+      }
+      o << "  }\n}\n";
+    }
+    openColumnPart(o, stageName(static_cast<int64_t>(passes_.size())), S, P);
+    Scope row;
+    loadRowResults(o, finished(passes_.size()), ind, "t");
+    hoistRowValues(o, row, finished(passes_.size()), ind);
+    o << ind << "if (live && ty == 0 && part == 0) {\n";
+    Scope rowOutputs = row;  // what this block declares stays in it
+    writeRowOutputs(o, rowOutputs, "t", ind + "  ", "");
+    o << ind << "}\n";
+    if (!fullOutputs().empty())
+      columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
+    o << "  }\n}\n";
+    splitColumns_ = false;
+  }
+
+  // The shared memory where a column kernel's row groups meet: a float (and index) per group and
+  // column, and each fold's states.
+  void declareColumnScratch(std::ostream& o, int S) {
+    o << "  __shared__ float cpart[" << S << "][32];\n";
+    if (anyArg()) o << "  __shared__ long long cparti[" << S << "][32];\n";
+    for (const Pass& p : passes_)
+      if (p.fold != Fold::None) o << "  __shared__ " << foldType(p.fold) << " c" << foldState(p) << "[" << S << "][32];\n";
+  }
+
+  // Pass `p` of a column kernel: each row group accumulates its rows, then the groups' partials
+  // meet in shared memory, combined in group order into red<r> (and idx<r>), or a fold's state.
+  void columnPass(std::ostream& o, Scope& row, const Pass& p, int S, const std::string& ind) {
+    if (p.fold != Fold::None) return foldColumns(o, row, p, S, ind);
+    const int r = p.reds[0];
+    const KernelValue& red = k_.values[r];
+    const bool arg = isArg(red.reduce);
+    const std::string Rs = std::to_string(r), op = reduceOp(red.reduce);
+    o << ind << "float acc" << Rs << " = " << reduceInit(red.reduce) << ";\n";
+    if (arg) o << ind << "long long acci" << Rs << " = 0x7fffffffffffffffLL;\n";
+    columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) {
+      std::string v = value(red.args[0], s, o, in2);
+      if (arg) o << in2 << op << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
+      else o << in2 << "acc" << Rs << " = " << op << "::apply(acc" << Rs << ", " << v << ");\n";
+    });
+    groupCombine(o, red.reduce, "acc" + Rs, arg ? "acci" + Rs : "", S, ind);
+    o << ind << "const float red" << Rs << " = acc" << Rs << ";\n";
+    if (arg) o << ind << "const long long idx" << Rs << " = acci" << Rs << ";\n";
+  }
+
+  // Each row group's `acc` (and with `acci` its index) through shared memory, combined by every
+  // thread in group order: the result does not depend on timing.
+  void groupCombine(std::ostream& o, ReduceKind kind, const std::string& acc, const std::string& acci, int S,
+                    const std::string& ind) {
+    const std::string op = reduceOp(kind), Ss = std::to_string(S);
+    o << ind << "cpart[ty][tx] = " << acc << ";\n";
+    if (!acci.empty()) o << ind << "cparti[ty][tx] = " << acci << ";\n";
+    o << ind << "__syncthreads();\n" << ind << acc << " = cpart[0][tx];\n";
+    if (!acci.empty())
+      o << ind << acci << " = cparti[0][tx];\n"
+        << ind << "for (int g = 1; g < " << Ss << "; ++g) " << op << "::apply(" << acc << ", " << acci
+        << ", cpart[g][tx], cparti[g][tx]);\n";
+    else
+      o << ind << "for (int g = 1; g < " << Ss << "; ++g) " << acc << " = " << op << "::apply(" << acc << ", cpart[g][tx]);\n";
+    o << ind << "__syncthreads();  // cpart is reused by the next reduction or column block\n";
   }
 
   // The loop of a column kernel's row group over its rows `ty, ty + S, ...` of the column; `body`
@@ -1270,8 +1457,10 @@ private:
     Scope s = row;
     std::string in2 = ind + "  ";
     if (cached_.empty()) {
+      // A split column kernel (splitColumns) walks only its part's rows [cBegin, cEnd).
+      const std::string first = splitColumns_ ? "cBegin + ty" : "ty", end = splitColumns_ ? "cEnd" : i64(R);
       o << ind << "#pragma unroll 8\n"
-        << ind << "for (int64_t c = live ? ty : " << i64(R) << "; c < " << i64(R) << "; c += " << S << ") {\n";
+        << ind << "for (int64_t c = live ? " << first << " : " << end << "; c < " << end << "; c += " << S << ") {\n";
     } else {
       s.cached = true;
       in2 += "  ";
@@ -1453,6 +1642,14 @@ private:
         stages.clear();
         for (std::size_t j = 0; j <= passes_.size(); ++j) stages.push_back(stageName(static_cast<int64_t>(j)));
       }
+    } else if (const int64_t P = columnSplits(); P > 1) {
+      canVector = false;
+      block = 32 * columnGroups();
+      grid1 = Grid{"", (k_.outer() * k_.inner() + 31) / 32 * P};
+      if (!onePass()) {
+        stages.clear();
+        for (std::size_t j = 0; j <= passes_.size(); ++j) stages.push_back(stageName(static_cast<int64_t>(j)));
+      }
     } else {
       canVector = false;  // a column reduction walks the reduced dim one element at a time
       block = 32 * columnGroups();
@@ -1489,6 +1686,7 @@ private:
   std::vector<Pass> passes_;
   std::set<int> cached_;  // inputs a row kernel holds in registers (rows())
   bool ragged_ = false;   // rows(): 16-byte chunks do not divide the row
+  bool splitColumns_ = false;  // columnLoop(): the reduced dim is split over blocks (splitColumns)
 };
 
 }  // namespace
@@ -1496,6 +1694,19 @@ private:
 // Short rows combine by shuffles alone. A block per row spent more on its barriers than on the
 // row: argmax over [16384,1024] took 42 µs against eager's 30 (H100).
 bool warpPerRow(const FusedKernel& kernel) { return kernel.reduced() <= 1024; }
+
+// Only where the column blocks are fewer than an H100's SMs (132), as measured (128 blocks: 44% to
+// 55% of the floor); between one and four blocks per SM it is not measured yet, and it would cost
+// a program its run-time rows there (channels-last spatial means). Parts of 256 rows at least (32 rows for
+// each of 8 row groups, four unrolled steps), so that a part's loads outweigh its combine; about four
+// blocks per SM, as rowSplits().
+int64_t splitsColumns(const FusedKernel& kernel) {
+  if (!kernel.reduces() || kernel.inner() == 1 || kernel.perRow > 0) return 1;
+  const int64_t blocks = (kernel.outer() * kernel.inner() + 31) / 32;
+  if (blocks > 132) return 1;
+  const int64_t want = (4 * 132 + blocks - 1) / blocks, most = kernel.reduced() / 256;
+  return std::max<int64_t>(1, std::min({want, most, int64_t{1024}}));
+}
 
 bool foldsReductions(const FusedKernel& kernel) {
   const std::map<std::string, int> noSlots;

@@ -35,6 +35,11 @@ EmittedKernel emitKernel(const FusedKernel& kernel, const std::string& name, con
 // chunks per lane) to take a warp each rather than a block.
 bool warpPerRow(const FusedKernel& kernel);
 
+// Parts a column reduction (inner() > 1) splits its reduced dim into, a block each, when its
+// columns are too few to fill the GPU; 1: not split. Its partial results are sized for the
+// captured shape, so its rows stay fixed (RuntimeRows.h).
+int64_t splitsColumns(const FusedKernel& kernel);
+
 // Device helpers every generated file starts with (math functions, block reductions).
 std::string emitPrelude();
 // Whether the kernel folds two reductions into one pass over its rows (softmax's max and sum of

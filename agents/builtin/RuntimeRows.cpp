@@ -1,6 +1,7 @@
 // Which numbers of a plan scale with the batch; see RuntimeRows.h.
 #include "agents/builtin/RuntimeRows.h"
 
+#include "agents/builtin/CudaEmitter.h"
 #include "agents/builtin/GraphNormalize.h"
 #include "agents/builtin/MemoryFormat.h"
 
@@ -169,7 +170,9 @@ bool writesModuleState(const Graph& graph, const Plan& plan) {
 bool maySplitRows(const FusedKernel& k) {
   // CudaEmitter's rowSplits(): rows under four per SM of an H100 (132), each at least two chunks of
   // the smallest block (128 threads) per split.
+  // A column reduction over few columns splits its reduced dim so (CudaEmitter's splitsColumns).
   const int64_t rowsCount = k.outer();
+  if (splitsColumns(k) > 1) return true;
   return k.reduces() && k.inner() == 1 && rowsCount > 0 && rowsCount < 4 * 132 && k.reduced() / 4 / (2 * 128) > 1;
 }
 

@@ -28,7 +28,8 @@ void planRows(Plan& plan, const Graph& graph, const nlohmann::json& captured, co
 // norm's running statistics): a call on part of the batch would then update it once per part.
 bool writesModuleState(const Graph& graph, const Plan& plan);
 
-// Whether a row-reduction kernel may split its rows over several blocks (few long rows): its
+// Whether a reduction kernel may split its rows over several blocks (few long rows, or a column
+// reduction's reduced dim over few columns): its
 // partial results are then sized for the captured rows, so its rows stay fixed.
 bool maySplitRows(const FusedKernel& kernel);
 
