@@ -352,6 +352,9 @@ TEST_F(Refine, AConvolutionSlowerThanEagersIsTriedInPyTorchAndKeptOnlyIfFaster) 
   EXPECT_NE(third, first);
   ASSERT_TRUE(draft->plan);
   EXPECT_TRUE(draft->plan->plan.uncovered.empty());
+  EXPECT_NE(draft->title.find("our convolution kept (with eager's the candidate measured no faster)"),
+            std::string::npos)
+      << draft->title;
   EXPECT_NE(lastCuda().find("sc_conv_launch("), std::string::npos);
 }
 
