@@ -225,7 +225,7 @@ Outcome<bool> KernelBuilder::lowerNllLoss(const Node& node) {
   const TensorInfo* target = graph_->tensor(*t->tensor);
   if (x->shape.size() != 2 || target->shape.size() != 1 || target->shape[0] != x->shape[0])
     return Failure{node.where() + ": nll_loss other than of [N, C] log-probabilities and [N] targets is left to PyTorch"};
-  if (x->dtype != "float32" || target->dtype != "int64")
+  if (x->dtype != kComputeType || target->dtype != DType::Int64)
     return Failure{node.where() + ": nll_loss of " + x->dtype + " with " + target->dtype + " targets is left to PyTorch"};
   const int reduction = static_cast<int>(number(node, "reduction", 1));
   if (reduction != 1 && reduction != 2) return Failure{node.where() + ": nll_loss without reduction is left to PyTorch"};

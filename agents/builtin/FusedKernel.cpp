@@ -30,7 +30,7 @@ int64_t FusedKernel::inner() const {
 }
 
 bool KernelOutput::vectorStores() const {
-  if (dtype != "float32") return false;
+  if (dtype != kComputeType) return false;
   if (!strided()) return true;
   if (offset % 4 != 0) return false;
   int last = -1;

@@ -23,6 +23,11 @@ namespace stitch::agents::builtin {
 // chosen by an index (embedding, `table[index]`): the Input value args[0] read through its strides
 // for the row's own dims, plus the int64 value args[1] (a negative one counted from the end of the
 // params[0] rows) times the table's row stride params[1].
+// The type the generated kernels compute floating point values in and read and write floating
+// point tensors as: the one place the float32 assumption is written (KernelBuilder refuses any
+// other floating point tensor by comparing with it).
+inline constexpr DType kComputeType = DType::Float32;
+
 enum class ValueOp { Input, Constant, Unary, Binary, Select, Reduce, ArgIndex, Pool, Scan, Concat, Triangle, Pad, Gather };
 enum class ReduceKind { Sum, Max, Min, Prod, ArgMax, ArgMin };
 
@@ -79,7 +84,7 @@ struct KernelInput {
   std::vector<int64_t> strides;  // per iteration dim, in elements; 0 where the input broadcasts
   int64_t offset = 0;            // elements from the tensor's data pointer (views with an offset)
   bool linear = false;           // offset + linear iteration index: eligible for 16-byte loads
-  std::string dtype = "float32";  // float32 or bool (read as 0/1)
+  Named<DType> dtype = kComputeType;  // kComputeType, bool (read as 0/1) or int64
   bool window = false;           // read by a Pool value through its own strides, not per element
   bool operator==(const KernelInput&) const = default;
 };
@@ -93,7 +98,7 @@ struct KernelOutput {
   int value = -1;
   bool perRow = false;  // written once per reduced row rather than once per element
   std::vector<int64_t> shape;
-  std::string dtype = "float32";  // float32, int64 (indices) or bool
+  Named<DType> dtype = kComputeType;  // kComputeType, int64 (indices) or bool
   std::vector<int64_t> strides;   // per dim of `shape`, in elements; empty: contiguous
   int64_t offset = 0;             // elements from the tensor's data pointer
   bool strided() const { return !strides.empty(); }

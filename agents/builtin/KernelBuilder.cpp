@@ -82,14 +82,14 @@ std::vector<int64_t> nonUnit(const std::vector<int64_t>& shape) {
 }  // namespace
 
 const std::string* writeBackTarget(const Graph& graph, const Node& node) {
-  if (baseName(node.op) != "copy_" || node.kind != "inplace") return nullptr;
+  if (baseName(node.op) != "copy_" || node.kind != NodeKind::Inplace) return nullptr;
   const Argument* self = node.arg("self");
   const Argument* src = node.arg("src");
   if (!self || !self->tensor || !src || !src->tensor) return nullptr;
   const TensorInfo* t = graph.tensor(*self->tensor);
   const TensorInfo* s = graph.tensor(*src->tensor);
-  if (!t || !s || t->role != "buffer" || t->viewOf || !t->contiguous() || t->shape != s->shape || t->dtype != s->dtype ||
-      (t->dtype != "float32" && t->dtype != "int64"))
+  if (!t || !s || t->role != Role::Buffer || t->viewOf || !t->contiguous() || t->shape != s->shape || t->dtype != s->dtype ||
+      (t->dtype != kComputeType && t->dtype != DType::Int64))
     return nullptr;
   return &*self->tensor;
 }
@@ -113,7 +113,7 @@ OpClass classifyOp(const std::string& op) {
 // capture wrote as `torch.tensor(0.5, dtype=torch.float32)`: the number itself, so the generated
 // kernel computes with it as with any scalar instead of leaving its consumer in PyTorch.
 std::optional<double> scalarConstant(const TensorInfo& t) {
-  if (t.role != "constant" || !t.shape.empty() || t.dtype != "float32" || !t.py) return std::nullopt;
+  if (t.role != Role::Constant || !t.shape.empty() || t.dtype != kComputeType || !t.py) return std::nullopt;
   static const std::regex literal(R"(^torch\.tensor\(([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?), dtype=torch\.float32)");
   std::smatch m;
   if (!std::regex_search(*t.py, m, literal)) return std::nullopt;
@@ -127,7 +127,7 @@ std::optional<double> KernelBuilder::constantValue(const TensorInfo& t) const {
   if (!t.shape.empty()) return scalarConstant(t);
   if (auto c = scalarConstant(*graph_->viewRoot(t))) return c;
   const Node* p = t.producer ? graph_->node(*t.producer) : nullptr;
-  if (!p || baseName(p->op) != "scalar_tensor" || t.dtype != "float32" || !p->arg("s")) return std::nullopt;
+  if (!p || baseName(p->op) != "scalar_tensor" || t.dtype != kComputeType || !p->arg("s")) return std::nullopt;
   return asNumber(p->arg("s")->value);
 }
 
@@ -239,7 +239,7 @@ Outcome<KernelOutput> KernelBuilder::output(const std::string& id) const {
   if (it == tensors_.end() || !t) return Failure{"tensor " + id + " is not produced by this kernel"};
   if (!it->second.unsupported.empty()) return Failure{it->second.unsupported};
   const KernelValue& v = k.values[it->second.value];
-  if (t->dtype != "float32" && t->dtype != "bool" && !(t->dtype == "int64" && v.integer))
+  if (t->dtype != kComputeType && t->dtype != DType::Bool && !(t->dtype == DType::Int64 && v.integer))
     return Failure{"output " + id + " is " + t->dtype + "; the generated kernels write float32, bool and indices"};
   // The value's mapped dims, in order, must be the iteration dims it spans, in order: then its
   // contiguous buffer is indexed by the element (or row) index directly.
@@ -305,7 +305,7 @@ Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::ve
   auto passed = graph_->abiRoot(*t);
   if (!passed) return passed.error();
   const TensorInfo* root = passed.value();
-  if (t->dtype != "float32" && t->dtype != "bool" && t->dtype != "int64")
+  if (t->dtype != kComputeType && t->dtype != DType::Bool && t->dtype != DType::Int64)
     return Failure{"input " + t->id + " is " + t->dtype + "; the generated kernels read float32, bool and int64"};
   KernelInput in;
   in.tensorId = root->id;
@@ -324,7 +324,7 @@ Outcome<int> KernelBuilder::externalStrided(const std::string& tensorId, std::ve
   v.op = ValueOp::Input;
   v.input = addInput(std::move(in));
   v.dimMap = dimMap;
-  v.integer = t->dtype == "int64";  // exact until it meets float math, which converts it as PyTorch promotes
+  v.integer = t->dtype == DType::Int64;  // exact until it meets float math, which converts it as PyTorch promotes
   return push(std::move(v));
 }
 
@@ -382,7 +382,7 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
                                         const std::vector<int64_t>* shape) {
   if (node.outputs.empty()) return Failure{node.where() + ": no output"};
   const TensorInfo* out = graph_->tensor(node.outputs[0]);
-  if (out->dtype != "float32" && out->dtype != "bool")
+  if (out->dtype != kComputeType && out->dtype != DType::Bool)
     return Failure{node.where() + ": result is " + out->dtype + "; the generated kernels compute in float32"};
   const std::vector<int64_t>& outShape = shape ? *shape : out->shape;
   std::vector<int> vals;
@@ -444,7 +444,7 @@ Outcome<bool> KernelBuilder::lowerRegistered(const Node& node, const ops::OpDef&
 // a concatenation), so it opens a kernel of its own.
 Outcome<bool> KernelBuilder::lowerFill(const Node& node, const std::string& base) {
   const TensorInfo* out = graph_->tensor(node.outputs.at(0));
-  if (out->dtype != "float32") return Failure{node.where() + ": fills a " + out->dtype + " tensor; the generated kernels write float32"};
+  if (out->dtype != kComputeType) return Failure{node.where() + ": fills a " + out->dtype + " tensor; the generated kernels write float32"};
   if (!kernel_.shape.empty() && kernel_.shape != out->shape)
     return Failure{node.where() + ": fills a tensor of another shape than this kernel's iteration space"};
   const double value = base.find("zeros") != std::string::npos ? 0.0
@@ -471,7 +471,7 @@ Outcome<KernelBuilder::CoordinateRead> KernelBuilder::coordinateRead(const Node&
     return Failure{node.where() + ": " + verb + " a value this kernel computes; the next kernel " + verb + " it written"};
   const TensorInfo* in = graph_->tensor(*self->tensor);
   const TensorInfo* out = graph_->tensor(node.outputs.at(0));
-  if (in->dtype != "float32" || out->dtype != "float32") return Failure{node.where() + ": " + verb + " a non-float32 tensor"};
+  if (in->dtype != kComputeType || out->dtype != kComputeType) return Failure{node.where() + ": " + verb + " a non-float32 tensor"};
   if (!kernel_.shape.empty() && kernel_.shape != out->shape)
     return Failure{node.where() + ": " + verb + " into another shape than this kernel's iteration space"};
   if (kernel_.shape.empty()) kernel_.shape = out->shape;
@@ -565,7 +565,7 @@ Outcome<bool> KernelBuilder::lowerGather(const Node& node, const std::string& ba
     return Failure{node.where() + ": indexing other than one index tensor on the first dim is left to PyTorch"};
   if (tensors_.count(indexId)) return Failure{node.where() + ": an index this kernel computes; the next kernel reads it written"};
   const TensorInfo* index = graph_->tensor(indexId);
-  if (index->dtype != "int64") return Failure{node.where() + ": an index of dtype " + index->dtype + " is left to PyTorch"};
+  if (index->dtype != DType::Int64) return Failure{node.where() + ": an index of dtype " + index->dtype + " is left to PyTorch"};
   const TensorInfo* src = graph_->tensor(*table->tensor);
   if (src->shape.empty()) return Failure{node.where() + ": indexes a 0-dim tensor"};
   std::vector<int64_t> expect = index->shape;
@@ -823,12 +823,12 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     bind(node.outputs.at(0), v.value());
     return true;
   }
-  if (node.kind == "inplace") return Failure{node.where() + ": in-place operators are left to PyTorch"};
+  if (node.kind == NodeKind::Inplace) return Failure{node.where() + ": in-place operators are left to PyTorch"};
   if (node.outputs.empty()) return Failure{node.where() + ": no output"};
   const std::string out0 = node.outputs[0];
 
   if (viewOps().count(b)) return lowerView(node, b);
-  if (b == "add" && graph_->tensor(out0)->dtype == "int64") return lowerIntegerCount(node);
+  if (b == "add" && graph_->tensor(out0)->dtype == DType::Int64) return lowerIntegerCount(node);
   if (fillOps().count(b)) return lowerFill(node, b);
 
   if (b == "constant_pad_nd") return lowerPad(node);

@@ -33,6 +33,14 @@ T get(const json& j, const char* key, const std::string& path) {
   }
 }
 
+// A name of one of the graph's vocabularies (IrTypes.h); one it does not know is refused by name.
+template <typename E>
+Named<E> vocabulary(const json& j, const char* key, const std::string& path) {
+  const std::string name = get<std::string>(j, key, path);
+  if (auto e = Named<E>::parse(name)) return *e;
+  throw FieldError(path + "." + key + ": unknown " + key + " '" + name + "' (known: " + Named<E>::known() + ")");
+}
+
 template <typename T>
 std::optional<T> optional(const json& j, const char* key, const std::string& path) {
   auto it = j.find(key);
@@ -82,8 +90,8 @@ TensorInfo tensorFrom(const json& j, const std::string& path) {
   t.strides = get<std::vector<int64_t>>(j, "strides", path);
   if (t.strides.size() != t.shape.size()) throw FieldError(path + " (" + t.id + "): strides and shape differ in rank");
   t.storageOffset = optional<int64_t>(j, "storage_offset", path).value_or(0);
-  t.dtype = get<std::string>(j, "dtype", path);
-  t.role = get<std::string>(j, "role", path);
+  t.dtype = vocabulary<DType>(j, "dtype", path);
+  t.role = vocabulary<Role>(j, "role", path);
   t.name = optional<std::string>(j, "name", path);
   t.producer = optional<int>(j, "producer", path);
   t.viewOf = optional<std::string>(j, "view_of", path);
@@ -96,7 +104,7 @@ Node nodeFrom(const json& j, const std::string& path) {
   Node n;
   n.id = get<int>(j, "id", path);
   n.op = get<std::string>(j, "op", path);
-  n.kind = j.value("kind", "compute");
+  if (j.contains("kind")) n.kind = vocabulary<NodeKind>(j, "kind", path);
   n.module = j.value("module", "");
   const json& inputs = field(j, "inputs", path);
   if (!inputs.is_array()) throw FieldError(path + ".inputs is not a list");
@@ -128,10 +136,13 @@ int64_t TensorInfo::numel() const {
 }
 
 int64_t TensorInfo::elementBytes() const {
-  static const std::map<std::string, int64_t> sizes{{"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"float64", 8},
-                                                    {"int32", 4},   {"int64", 8},   {"uint8", 1},    {"bool", 1}};
-  auto it = sizes.find(dtype);
-  return it == sizes.end() ? 0 : it->second;
+  switch (dtype.value()) {
+    case DType::Float32: case DType::Int32: return 4;
+    case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Float64: case DType::Int64: return 8;
+    case DType::UInt8: case DType::Bool: return 1;
+    default: return 0;  // the brain moves no tensor of another dtype
+  }
 }
 
 bool TensorInfo::contiguous() const {
@@ -218,9 +229,9 @@ void Graph::insertNode(std::size_t position, Node n) {
 
 Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {
   const TensorInfo* root = viewRoot(t);
-  if (root->role == "constant")
+  if (root->role == Role::Constant)
     return Failure{"tensor " + t.id + " was made outside ATen (role constant); ModelNew cannot pass it"};
-  if (root->role == "intermediate" && !root->dense())
+  if (root->role == Role::Intermediate && !root->dense())
     return Failure{"intermediate " + root->id + " has gaps or overlaps in its strides; the generated buffers are dense"};
   return root;
 }

@@ -3,6 +3,7 @@
 // that does not fit, with the node or tensor it belongs to.
 #pragma once
 
+#include "agents/ir/IrTypes.h"
 #include "agents/ir/Outcome.h"
 
 #include <nlohmann/json.hpp>
@@ -28,8 +29,8 @@ struct TensorInfo {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  // in elements
   int64_t storageOffset = 0;
-  std::string dtype;  // float32, float16, bool, int64, ...
-  std::string role;   // input | parameter | buffer | attribute (a module's plain tensor attribute) | constant | intermediate
+  Named<DType> dtype = DType::Float32;
+  Named<Role> role = Role::Intermediate;  // attribute: a module's plain tensor attribute
   std::optional<std::string> name;
   std::optional<int> producer;
   std::optional<std::string> viewOf;
@@ -68,7 +69,7 @@ struct Argument {
 struct Node {
   int id = 0;
   std::string op;    // aten::add.Tensor
-  std::string kind;  // compute | view | inplace
+  Named<NodeKind> kind = NodeKind::Compute;
   std::string module;
   std::vector<Argument> inputs;
   std::vector<std::string> outputs;

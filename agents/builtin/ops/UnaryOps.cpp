@@ -1,6 +1,7 @@
 // The elementwise unary family: activations, math functions, copies. Each entry says how a node
 // lowers (its parameters as a struct of their own, encoded once for the kernel value and decoded
 // once for the CUDA) and how it is tested against eager.
+#include "agents/builtin/FusedKernel.h"  // kComputeType
 #include "agents/builtin/NodeArgs.h"
 #include "agents/builtin/ops/Families.h"
 
@@ -81,7 +82,7 @@ void addCopies(Registry& r) {
     if (in && in->device != out->device)
       return Failure{node.where() + ": a copy from " + in->device + " to " + out->device + " is left to PyTorch"};
     const Argument* dt = node.arg("dtype");
-    if (dt && !std::holds_alternative<std::monostate>(dt->value) && out->dtype != "float32")
+    if (dt && !std::holds_alternative<std::monostate>(dt->value) && out->dtype != kComputeType)
       return Failure{node.where() + ": casts to " + out->dtype + " are left to PyTorch"};
     return withParams("identity", {});
   };
@@ -98,7 +99,7 @@ void addMaskNot(Registry& r) {
     d.lower = [name](const Node& node, const Graph& g) -> Outcome<Lowered> {
       const Argument* self = node.arg("self");
       const TensorInfo* in = self && self->tensor ? g.tensor(*self->tensor) : nullptr;
-      if (!in || (name == "bitwise_not" && in->dtype != "bool") || g.tensor(node.outputs.at(0))->dtype != "bool")
+      if (!in || (name == "bitwise_not" && in->dtype != DType::Bool) || g.tensor(node.outputs.at(0))->dtype != DType::Bool)
         return Failure{node.where() + ": " + name + " other than of a mask is left to PyTorch"};
       return withParams("logical_not", {});
     };
