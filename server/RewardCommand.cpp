@@ -43,15 +43,20 @@ CLI::App* addServeRewardCommand(CLI::App& app, RewardArgs& a) {
                "VAR");
   cli::addText(*cmd, "--root", a.root,
                "file paths in requests must lie under this folder (default: the working directory)", "DIR");
+  addSlurmOptions(*cmd, a.slurm);
   cmd->footer(
       "POST /v1/score (score --json's reward), POST /v1/verify (verify --json's verdict), GET /v1/health,\n"
       "GET /v1/metrics (JSON, or Prometheus text with Accept: text/plain). One request per worker at a time;\n"
       "a full queue answers 429 with Retry-After. Prints `listening on http://HOST:PORT` when ready.\n"
+      "--slurm: each worker (--gpus N, or --jobs N without GPUs) is a long-lived Slurm job that connects back.\n"
       "exit: 128 + N when signal N stopped it, 2 when it cannot start");
-  cmd->callback([&a] {
+  cmd->callback([&a, cmd] {
     if (!a.port) throw cli::UsageError("--port P is required (0: any free port)");
     if (a.gpus && a.cpuSlots)
       throw cli::UsageError("--gpus and --jobs each set the workers: --gpus N on a GPU machine, --jobs N without GPUs");
+    if (!a.slurm.enabled && !a.slurm.element)
+      for (const auto& name : slurmOptionNames())
+        if (cmd->get_option(name)->count() > 0) throw cli::UsageError(name + " is for --slurm");
     if (!isLoopbackHost(a.host) && !a.tokenEnv)
       throw cli::UsageError("--host " + a.host +
                             " listens beyond this machine: give --token-env VAR, the variable holding the bearer token");

@@ -5,6 +5,7 @@
 
 #include "server/CommandLine.h"
 #include "server/Config.h"
+#include "server/SlurmArray.h"
 
 #include <cstddef>
 #include <optional>
@@ -22,6 +23,7 @@ struct RewardArgs {
   std::size_t maxBodyBytes = 4 << 20;
   std::optional<std::string> tokenEnv;  // the environment variable holding the bearer token
   std::optional<std::string> root;      // paths in requests must lie under it (default: the working directory)
+  SlurmOptions slurm;                   // --slurm: each worker a Slurm job (--gpus or --jobs of them)
 
   int workers() const { return gpus ? *gpus : cpuSlots.value_or(1); }
   int queueCapacity() const { return queue ? *queue : 8 * workers(); }

@@ -13,6 +13,8 @@
 #include "server/RewardMetrics.h"
 #include "server/RewardPool.h"
 #include "server/RewardRequest.h"
+#include "server/RewardSlurmNode.h"
+#include "server/RewardSlurmWorkers.h"
 #include "server/WorkerProcess.h"
 
 #include <httplib.h>
@@ -53,11 +55,12 @@ std::string endpointOf(const std::string& path) {
 // The whole service: its settings, pool, metrics and HTTP server, alive for one run of the command.
 class RewardService {
 public:
+  // `slurm`: the workers are its jobs (--slurm), else local harness workers, one per entry of `gpus`.
   RewardService(const HostConfig& config, const RewardArgs& args, std::vector<std::optional<int>> gpus,
-                std::optional<std::string> token, RewardSettings settings)
-      : args_(args), token_(std::move(token)), settings_(std::move(settings)),
-        pool_(std::move(gpus), static_cast<std::size_t>(args.queueCapacity()), workerFactory(config),
-              std::chrono::seconds(120)) {
+                std::optional<std::string> token, RewardSettings settings, RewardSlurmWorkers* slurm)
+      : args_(args), token_(std::move(token)), settings_(std::move(settings)), slurm_(slurm),
+        pool_(std::move(gpus), static_cast<std::size_t>(args.queueCapacity()),
+              slurm ? slurm->factory() : workerFactory(config), std::chrono::seconds(120), args.slurm.retries) {
     const std::size_t threads = static_cast<std::size_t>(args.workers() + args.queueCapacity()) + kSpareThreads;
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     http_.set_payload_max_length(args.maxBodyBytes);
@@ -94,10 +97,10 @@ public:
       if (authorized(req, res)) metrics(req, res);
     }));
     http_.Post("/v1/score", counted("score", [this](const httplib::Request& req, httplib::Response& res) {
-      if (authorized(req, res)) run(req, res, scoreWork);
+      if (authorized(req, res)) run(req, res, "score", scoreWork);
     }));
     http_.Post("/v1/verify", counted("verify", [this](const httplib::Request& req, httplib::Response& res) {
-      if (authorized(req, res)) run(req, res, verifyWork);
+      if (authorized(req, res)) run(req, res, "verify", verifyWork);
     }));
   }
 
@@ -120,7 +123,7 @@ private:
   static constexpr std::size_t kSpareThreads = 8;  // for health, metrics and refusals while the queue is full
 
   static RewardPool::WorkerFactory workerFactory(const HostConfig& config) {
-    return [python = config.python, harness = config.harnessDir, load = config.loadTimeoutSeconds](std::optional<int> gpu) {
+    return [python = config.python, harness = config.harnessDir, load = config.loadTimeoutSeconds](std::size_t, std::optional<int> gpu) {
       return std::make_unique<WorkerProcess>(WorkerSettings{python, harness, {}, gpu, load}, [](const json& event) {
         if (event.value("event", "") == "log") logDebug("harness: " + event.value("message", ""));
       });
@@ -159,14 +162,25 @@ private:
 
   void metrics(const httplib::Request& req, httplib::Response& res) {
     const auto pool = pool_.snapshot();
-    if (req.get_header_value("Accept").find("text/plain") != std::string::npos)
-      res.set_content(metrics_.toPrometheus(pool), "text/plain; version=0.0.4");
-    else
-      sendJson(res, 200, metrics_.toJson(pool));
+    const json slurm = slurm_ ? slurm_->snapshot() : json();
+    if (req.get_header_value("Accept").find("text/plain") != std::string::npos) {
+      std::string text = metrics_.toPrometheus(pool);
+      if (slurm_) {
+        text += "# HELP stitchcuda_reward_slurm_workers Slurm worker jobs by state (lost: since the start).\n"
+                "# TYPE stitchcuda_reward_slurm_workers gauge\n";
+        for (const char* state : {"pending", "running", "lost", "failed"})
+          text += std::string("stitchcuda_reward_slurm_workers{state=\"") + state + "\"} " + slurm[state].dump() + "\n";
+      }
+      res.set_content(text, "text/plain; version=0.0.4");
+    } else {
+      json body = metrics_.toJson(pool);
+      if (slurm_) body["slurmWorkers"] = slurm;
+      sendJson(res, 200, body);
+    }
   }
 
   // Reads the body, takes the request into the queue or refuses it, and answers with its outcome.
-  void run(const httplib::Request& req, httplib::Response& res,
+  void run(const httplib::Request& req, httplib::Response& res, const std::string& endpoint,
            RewardWork (*read)(const json&, const RewardSettings&)) {
     if (req.body.size() > args_.maxBodyBytes)  // a chunked body has no Content-Length for cpp-httplib to check
       return sendError(res, 413, "body_too_large", tooLarge());
@@ -182,6 +196,9 @@ private:
     } catch (const std::exception& e) {
       return sendError(res, 400, "invalid_request", e.what());
     }
+    // With Slurm workers the body, checked here, is run whole on the worker's node; its harness calls
+    // keep their own deadlines there, this one is the backstop for a worker that stopped answering.
+    if (slurm_) work = slurmWork(endpoint, std::move(body), 4 * settings_.deadline + std::chrono::minutes(1));
     auto answer = pool_.submit(std::move(work));
     if (!answer) {
       const auto pool = pool_.snapshot();
@@ -205,6 +222,7 @@ private:
   const RewardArgs& args_;
   std::optional<std::string> token_;
   RewardSettings settings_;
+  RewardSlurmWorkers* slurm_;
   RewardMetrics metrics_;
   RewardPool pool_;
   httplib::Server http_;
@@ -215,7 +233,7 @@ private:
 // "2,3"), else GPU i. One worker, or CPU slots, keep the environment's.
 std::variant<std::vector<std::optional<int>>, std::string> slotGpus(const RewardArgs& args) {
   std::vector<std::optional<int>> gpus(static_cast<std::size_t>(args.workers()));
-  if (!args.gpus || *args.gpus == 1) return gpus;
+  if (!args.gpus || *args.gpus == 1 || args.slurm.enabled) return gpus;  // a Slurm job's GPU is its own
   std::vector<int> visible;
   if (const char* env = std::getenv("CUDA_VISIBLE_DEVICES")) {
     std::string list = env;
@@ -244,7 +262,7 @@ std::string urlHost(const std::string& host) {
 
 int runServeReward(const HostConfig& config, const RewardArgs& args) {
   std::optional<std::string> token;
-  if (args.tokenEnv) {
+  if (args.tokenEnv && !args.slurm.element) {  // a worker job takes no HTTP requests
     const char* value = std::getenv(args.tokenEnv->c_str());
     if (!value || !*value) {
       std::cerr << "stitchcuda serve-reward: the environment variable " << *args.tokenEnv
@@ -262,14 +280,32 @@ int runServeReward(const HostConfig& config, const RewardArgs& args) {
   const fs::path scratch = config.jobsDir / "serve-reward" / std::to_string(::getpid());
   RewardSettings settings{root, scratch, config.jobsDir / ".verify-cache",
                           callDeadline(config.workerDeadline, config.loadTimeoutSeconds)};
+  if (args.slurm.element) {  // a worker job on its node
+    settings.scratch = config.jobsDir / "serve-reward" / ("slurm-" + std::to_string(*args.slurm.element) + "-" +
+                                                          std::to_string(::getpid()));
+    const int code = runRewardSlurmNode(config, settings, args.slurm);
+    fs::remove_all(settings.scratch, ec);
+    return code;
+  }
   auto gpus = slotGpus(args);
   if (const auto* error = std::get_if<std::string>(&gpus)) {
     std::cerr << "stitchcuda serve-reward: " << *error << "\n";
     return 2;
   }
+  // The worker jobs' folder on the shared filesystem, kept after the service for their logs.
+  std::optional<RewardSlurmWorkers> slurm;
+  if (args.slurm.enabled) {
+    slurm.emplace(args.slurm, static_cast<std::size_t>(args.workers()),
+                  config.jobsDir / "serve-reward" / ("slurm-" + std::to_string(::getpid())));
+    if (auto error = slurm->start()) {
+      std::cerr << "stitchcuda serve-reward: " << *error << "\n";
+      return 2;
+    }
+  }
   int exitCode = 0;
   {
-    RewardService service(config, args, std::get<0>(std::move(gpus)), std::move(token), settings);
+    RewardService service(config, args, std::get<0>(std::move(gpus)), std::move(token), settings,
+                          slurm ? &*slurm : nullptr);
     const auto bound = service.bind();
     if (const auto* error = std::get_if<std::string>(&bound)) {
       std::cerr << "stitchcuda serve-reward: " << *error << "\n";
@@ -277,7 +313,8 @@ int runServeReward(const HostConfig& config, const RewardArgs& args) {
     }
     StopOnSignal stopOnSignal([&service](int) { service.stop(); });
     std::cout << "listening on http://" << urlHost(args.host) << ":" << std::get<int>(bound) << std::endl;
-    logInfo("serve-reward: " + std::to_string(args.workers()) + (args.gpus ? " GPU" : " CPU") + " worker(s), queue of " +
+    logInfo("serve-reward: " + std::to_string(args.workers()) + (args.gpus ? " GPU" : " CPU") +
+            (slurm ? " Slurm" : "") + " worker(s), queue of " +
             std::to_string(args.queueCapacity()) + (token ? ", bearer token required" : ""));
     const bool listened = service.listen();
     if (int signal = terminationSignal()) exitCode = 128 + signal;
@@ -286,6 +323,7 @@ int runServeReward(const HostConfig& config, const RewardArgs& args) {
       exitCode = 2;
     }
   }
+  if (slurm) slurm->stop();  // scancel, before the exit says it stopped
   fs::remove_all(scratch, ec);
   logInfo("serve-reward: stopped");
   return exitCode;

@@ -89,37 +89,6 @@ std::string arrayList(const std::vector<std::size_t>& sorted) {
   return out;
 }
 
-// The elements of `jobName` squeue still lists (pending, running, completing, requeued), by index;
-// nullopt when squeue cannot answer (a controller restarting): nothing is taken as lost then.
-std::optional<std::map<std::size_t, std::string>> aliveElements(const std::string& jobName, std::string& error) {
-  ToolRun run = runTool({"squeue", "-h", "-r", "-n", jobName, "-o", "%i|%T"});
-  if (!run.ok) {
-    error = run.error;
-    return std::nullopt;
-  }
-  std::map<std::size_t, std::string> alive;
-  for (const auto& line : run.lines) {
-    const auto underscore = line.find('_'), bar = line.find('|');
-    if (underscore == std::string::npos || bar == std::string::npos || bar < underscore) continue;
-    try {
-      alive[std::stoul(line.substr(underscore + 1, bar - underscore - 1))] = line.substr(bar + 1);
-    } catch (const std::exception&) {
-    }
-  }
-  return alive;
-}
-
-// Why an element ended without a result, as far as sacct knows (it needs the cluster's accounting).
-std::string lostReason(const std::string& jobId) {
-  ToolRun run = runTool({"sacct", "-n", "-P", "-X", "-j", jobId, "-o", "State,NodeList,ExitCode"});
-  if (run.ok && !run.lines.empty() && !run.lines.front().empty()) {
-    std::string line = run.lines.front();
-    std::replace(line.begin(), line.end(), '|', ' ');
-    return "sacct: " + line;
-  }
-  return "gone from squeue without a result file";
-}
-
 // Whether to ask each element for a GPU: --slurm-gpus, else whether any node has GPUs configured.
 bool wantsGres(const SlurmOptions& options, bool needsGpu) {
   if (!needsGpu) {
@@ -146,106 +115,132 @@ std::string randomName() {
   return s.str().substr(0, 27);
 }
 
-// The submitter's state: the plan file, and what this run has submitted.
-class ArrayState {
-public:
-  ArrayState(const SlurmOptions& options, const SlurmArrayRun& run) : options_(options), run_(run) {}
-
-  // Reads the earlier plan (--resume) or starts a new one; writes element.sh and the plan.
-  std::optional<std::string> prepare() {
-    const fs::path planFile = run_.dir / "plan.json";
-    std::error_code ec;
-    fs::create_directories(run_.dir / "elements", ec);
-    fs::create_directories(run_.dir / "logs", ec);
-    if (ec) return "cannot create " + run_.dir.string() + ": " + ec.message();
-    json previous = json::parse(readText(planFile), nullptr, false);
-    const bool hasPrevious = previous.is_object() && previous.contains("jobName");
-    const bool sameKeys = hasPrevious && previous.value("keys", json::array()) == json(run_.keys);
-    if (run_.resume && hasPrevious && (sameKeys || !run_.restartOnChange)) {
-      if (!sameKeys)
-        return "refusing to resume: " + planFile.string() +
-               " was made for other tasks or rows (the suite or the batch changed); run without --resume to start over";
-      plan_ = previous;
-    } else {
-      if (hasPrevious) {
-        std::string error;
-        auto alive = aliveElements(previous["jobName"], error);
-        if (!alive) return "cannot ask squeue about the earlier run in " + run_.dir.string() + ": " + error;
-        if (!alive->empty())
-          return std::to_string(alive->size()) + " element(s) of the earlier run " + previous["jobName"].get<std::string>() +
-                 " still run into " + run_.dir.string() + ": --resume to carry on, or scancel -n " +
-                 previous["jobName"].get<std::string>() + " first";
-      }
-      fs::remove_all(run_.dir / "elements", ec);
-      fs::create_directories(run_.dir / "elements", ec);
-      plan_ = json{{"format", "stitchcuda.slurm-plan/1"},
-                   {"jobName", randomName()},
-                   {"keys", run_.keys},
-                   {"submissions", json::array()}};
-    }
-    plan_["command"] = ownCommandLine();
-    plan_["cwd"] = fs::current_path(ec).string();
-    gres_ = wantsGres(options_, run_.needsGpu);
-    std::string script = "#!/bin/sh\n# An element of a stitchcuda job array (protocol/SLURM.md): the submitting command line,\n"
-                         "# run again on this node for element $SLURM_ARRAY_TASK_ID alone.\nexec";
-    for (const auto& word : plan_["command"]) script += " " + shellWord(word.get<std::string>());
-    script += " --slurm-plan " + shellWord(planFile.string()) + " --slurm-element \"$SLURM_ARRAY_TASK_ID\"\n";
-    if (auto error = writeAtomically(run_.dir / "element.sh", script)) return *error;
-    fs::permissions(run_.dir / "element.sh", fs::perms::owner_all, fs::perm_options::add, ec);
-    return savePlan();
-  }
-
-  std::string jobName() const { return plan_["jobName"]; }
-
-  // One sbatch for these elements; their attempt count goes up.
-  std::optional<std::string> submit(std::vector<std::size_t> elements) {
-    if (elements.empty()) return std::nullopt;
-    std::sort(elements.begin(), elements.end());
-    std::vector<std::string> argv = {"sbatch", "--parsable", "--array=" + arrayList(elements), "--job-name=" + jobName(),
-                                     "--chdir=" + plan_.value("cwd", std::string(".")),
-                                     "--output=" + (run_.dir / "logs" / "%A_%a.out").string(), "--ntasks=1",
-                                     // The submitter retries a lost element itself, at once and counted; Slurm's own
-                                     // requeue would hold it back (BeginTime) for minutes. --sbatch-arg=--requeue undoes it.
-                                     "--no-requeue"};
-    if (gres_) argv.push_back("--gres=gpu:1");
-    if (options_.partition) argv.push_back("--partition=" + *options_.partition);
-    if (options_.account) argv.push_back("--account=" + *options_.account);
-    if (options_.time) argv.push_back("--time=" + *options_.time);
-    argv.insert(argv.end(), options_.sbatchArgs.begin(), options_.sbatchArgs.end());
-    argv.push_back((run_.dir / "element.sh").string());
-    ToolRun run = runTool(argv);
-    if (!run.ok || run.lines.empty()) return "sbatch failed: " + (run.ok ? "it printed no job id" : run.error);
-    const std::string jobId = run.lines.front().substr(0, run.lines.front().find(';'));
-    for (std::size_t i : elements) {
-      ++attempts_[i];
-      lastJob_[i] = jobId + "_" + std::to_string(i);
-    }
-    plan_["submissions"].push_back(json{{"jobId", jobId}, {"elements", elements}, {"date", agents::utcNow()}});
-    std::cerr << "slurm: submitted job " << jobId << " (" << jobName() << "), element(s) " << arrayList(elements) << "\n";
-    return savePlan();
-  }
-
-  int attempts(std::size_t i) const {
-    auto it = attempts_.find(i);
-    return it == attempts_.end() ? 0 : it->second;
-  }
-  std::string lastJob(std::size_t i) const {
-    auto it = lastJob_.find(i);
-    return it == lastJob_.end() ? jobName() + " element " + std::to_string(i) : it->second;
-  }
-
-private:
-  std::optional<std::string> savePlan() { return writeAtomically(run_.dir / "plan.json", plan_.dump(1) + "\n"); }
-
-  const SlurmOptions& options_;
-  const SlurmArrayRun& run_;
-  json plan_;
-  bool gres_ = false;
-  std::map<std::size_t, int> attempts_;       // submissions by this process
-  std::map<std::size_t, std::string> lastJob_;  // JOBID_INDEX of the latest
-};
-
 }  // namespace
+
+// The elements of `jobName` squeue still lists (pending, running, completing, requeued), by index;
+// nullopt when squeue cannot answer (a controller restarting): nothing is taken as lost then.
+std::optional<std::map<std::size_t, std::string>> slurmAliveElements(const std::string& jobName, std::string& error) {
+  ToolRun run = runTool({"squeue", "-h", "-r", "-n", jobName, "-o", "%i|%T"});
+  if (!run.ok) {
+    error = run.error;
+    return std::nullopt;
+  }
+  std::map<std::size_t, std::string> alive;
+  for (const auto& line : run.lines) {
+    const auto underscore = line.find('_'), bar = line.find('|');
+    if (underscore == std::string::npos || bar == std::string::npos || bar < underscore) continue;
+    try {
+      alive[std::stoul(line.substr(underscore + 1, bar - underscore - 1))] = line.substr(bar + 1);
+    } catch (const std::exception&) {
+    }
+  }
+  return alive;
+}
+
+// Why an element ended without a result, as far as sacct knows (it needs the cluster's accounting).
+std::string slurmLostReason(const std::string& jobId) {
+  ToolRun run = runTool({"sacct", "-n", "-P", "-X", "-j", jobId, "-o", "State,NodeList,ExitCode"});
+  if (run.ok && !run.lines.empty() && !run.lines.front().empty()) {
+    std::string line = run.lines.front();
+    std::replace(line.begin(), line.end(), '|', ' ');
+    return "sacct: " + line;
+  }
+  return "gone from squeue without a result file";
+}
+
+void slurmCancel(const std::vector<std::string>& what) {
+  std::vector<std::string> argv = {"scancel"};
+  argv.insert(argv.end(), what.begin(), what.end());
+  ToolRun run = runTool(argv);
+  if (!run.ok) std::cerr << "slurm: " << run.error << "\n";
+}
+
+std::optional<std::string> SlurmArraySubmitter::prepare() {
+  const fs::path planFile = run_.dir / "plan.json";
+  std::error_code ec;
+  fs::create_directories(run_.dir / "elements", ec);
+  fs::create_directories(run_.dir / "logs", ec);
+  if (ec) return "cannot create " + run_.dir.string() + ": " + ec.message();
+  json previous = json::parse(readText(planFile), nullptr, false);
+  const bool hasPrevious = previous.is_object() && previous.contains("jobName");
+  const bool sameKeys = hasPrevious && previous.value("keys", json::array()) == json(run_.keys);
+  if (run_.resume && hasPrevious && (sameKeys || !run_.restartOnChange)) {
+    if (!sameKeys)
+      return "refusing to resume: " + planFile.string() +
+             " was made for other tasks or rows (the suite or the batch changed); run without --resume to start over";
+    plan_ = previous;
+  } else {
+    if (hasPrevious) {
+      std::string error;
+      auto alive = slurmAliveElements(previous["jobName"], error);
+      if (!alive) return "cannot ask squeue about the earlier run in " + run_.dir.string() + ": " + error;
+      if (!alive->empty())
+        return std::to_string(alive->size()) + " element(s) of the earlier run " + previous["jobName"].get<std::string>() +
+               " still run into " + run_.dir.string() + ": --resume to carry on, or scancel -n " +
+               previous["jobName"].get<std::string>() + " first";
+    }
+    fs::remove_all(run_.dir / "elements", ec);
+    fs::create_directories(run_.dir / "elements", ec);
+    plan_ = json{{"format", "stitchcuda.slurm-plan/1"},
+                 {"jobName", randomName()},
+                 {"keys", run_.keys},
+                 {"submissions", json::array()}};
+  }
+  plan_["command"] = ownCommandLine();
+  plan_["cwd"] = fs::current_path(ec).string();
+  gres_ = wantsGres(options_, run_.needsGpu);
+  std::string script = "#!/bin/sh\n# An element of a stitchcuda job array (protocol/SLURM.md): the submitting command line,\n"
+                       "# run again on this node for element $SLURM_ARRAY_TASK_ID alone.\nexec";
+  for (const auto& word : plan_["command"]) script += " " + shellWord(word.get<std::string>());
+  script += " --slurm-plan " + shellWord(planFile.string()) + " --slurm-element \"$SLURM_ARRAY_TASK_ID\"\n";
+  if (auto error = writeAtomically(run_.dir / "element.sh", script)) return *error;
+  fs::permissions(run_.dir / "element.sh", fs::perms::owner_all, fs::perm_options::add, ec);
+  return savePlan();
+}
+
+
+std::optional<std::string> SlurmArraySubmitter::submit(std::vector<std::size_t> elements) {
+  if (elements.empty()) return std::nullopt;
+  std::sort(elements.begin(), elements.end());
+  std::vector<std::string> argv = {"sbatch", "--parsable", "--array=" + arrayList(elements), "--job-name=" + jobName(),
+                                   "--chdir=" + plan_.value("cwd", std::string(".")),
+                                   "--output=" + (run_.dir / "logs" / "%A_%a.out").string(), "--ntasks=1",
+                                   // The submitter retries a lost element itself, at once and counted; Slurm's own
+                                   // requeue would hold it back (BeginTime) for minutes. --sbatch-arg=--requeue undoes it.
+                                   "--no-requeue"};
+  if (gres_) argv.push_back("--gres=gpu:1");
+  if (options_.partition) argv.push_back("--partition=" + *options_.partition);
+  if (options_.account) argv.push_back("--account=" + *options_.account);
+  if (options_.time) argv.push_back("--time=" + *options_.time);
+  argv.insert(argv.end(), options_.sbatchArgs.begin(), options_.sbatchArgs.end());
+  argv.push_back((run_.dir / "element.sh").string());
+  ToolRun run = runTool(argv);
+  if (!run.ok || run.lines.empty()) return "sbatch failed: " + (run.ok ? "it printed no job id" : run.error);
+  const std::string jobId = run.lines.front().substr(0, run.lines.front().find(';'));
+  for (std::size_t i : elements) {
+    ++attempts_[i];
+    lastJob_[i] = jobId + "_" + std::to_string(i);
+  }
+  plan_["submissions"].push_back(json{{"jobId", jobId}, {"elements", elements}, {"date", agents::utcNow()}});
+  std::cerr << "slurm: submitted job " << jobId << " (" << jobName() << "), element(s) " << arrayList(elements) << "\n";
+  return savePlan();
+}
+
+std::string SlurmArraySubmitter::jobName() const { return plan_["jobName"]; }
+
+int SlurmArraySubmitter::attempts(std::size_t i) const {
+  auto it = attempts_.find(i);
+  return it == attempts_.end() ? 0 : it->second;
+}
+
+std::string SlurmArraySubmitter::lastJob(std::size_t i) const {
+  auto it = lastJob_.find(i);
+  return it == lastJob_.end() ? jobName() + " element " + std::to_string(i) : it->second;
+}
+
+std::optional<std::string> SlurmArraySubmitter::savePlan() {
+  return writeAtomically(run_.dir / "plan.json", plan_.dump(1) + "\n");
+}
 
 void addSlurmOptions(CLI::App& command, SlurmOptions& o) {
   const std::string group = "Slurm (protocol/SLURM.md)";
@@ -360,7 +355,7 @@ int runSlurmElement(const SlurmOptions& options, const std::vector<std::string>&
 
 int runSlurmArray(const SlurmOptions& options, const SlurmArrayRun& run, const std::function<void(const json&)>& done,
                   const std::function<void(std::size_t, const std::string&)>& gaveUp, const std::atomic<bool>* stopping) {
-  ArrayState state(options, run);
+  SlurmArraySubmitter state(options, run);
   if (auto error = state.prepare()) {
     std::cerr << "stitchcuda: " << *error << "\n";
     return 1;
@@ -388,7 +383,7 @@ int runSlurmArray(const SlurmOptions& options, const SlurmArrayRun& run, const s
       std::cerr << "slurm: stopped; " << pending.size() << " element(s) left to the cluster: --resume collects them\n";
       return 0;
     }
-    auto alive = aliveElements(state.jobName(), squeueError);
+    auto alive = slurmAliveElements(state.jobName(), squeueError);
     collect();  // after squeue: an element that left the queue has written its file by now
     if (!alive) {
       if (!squeueFailing) std::cerr << "slurm: squeue did not answer (" << squeueError << "); trying again every 2 s\n";
@@ -410,7 +405,7 @@ int runSlurmArray(const SlurmOptions& options, const SlurmArrayRun& run, const s
         }
         if (++missing[i] < 2) continue;  // once more, for a file that is still on its way
         missing[i] = 0;
-        const std::string why = lostReason(state.lastJob(i));
+        const std::string why = slurmLostReason(state.lastJob(i));
         if (state.attempts(i) <= options.retries) {
           std::cerr << "slurm: element " << i << " (" << run.keys[i] << ", " << state.lastJob(i) << ") lost: " << why
                     << "; submitted again (attempt " << state.attempts(i) + 1 << " of " << options.retries + 1 << ")\n";

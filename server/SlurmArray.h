@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,40 @@ struct SlurmArrayRun {
   bool needsGpu = true;               // false: no --gres at all (the coverage run)
   bool resume = false;
   bool restartOnChange = false;       // with resume: a plan for other keys starts over instead of refusing
+};
+
+// The elements of the array `jobName` squeue still lists (pending, running, completing), by index, with
+// their state; nullopt, with `error` set, when squeue cannot answer (a controller restarting).
+std::optional<std::map<std::size_t, std::string>> slurmAliveElements(const std::string& jobName, std::string& error);
+// Why a job ended, as far as sacct knows (it needs the cluster's accounting); `jobId` as JOBID_INDEX.
+std::string slurmLostReason(const std::string& jobId);
+// scancel with these arguments (job ids, or --name=NAME); a failure is said on stderr.
+void slurmCancel(const std::vector<std::string>& what);
+
+// The submitting side of one array: its folder (plan.json, element.sh, elements/, logs/) and every sbatch.
+// element.sh runs this process's command line again plus `--slurm-plan PLAN --slurm-element INDEX`.
+class SlurmArraySubmitter {
+public:
+  // `run` must outlive the submitter.
+  SlurmArraySubmitter(const SlurmOptions& options, const SlurmArrayRun& run) : options_(options), run_(run) {}
+  // Reads the earlier plan (--resume) or starts a new one; writes element.sh and the plan; an error says why not.
+  std::optional<std::string> prepare();
+  // One sbatch for these elements (a sub-array of the same name); their attempt counts go up.
+  std::optional<std::string> submit(std::vector<std::size_t> elements);
+  std::string jobName() const;
+  int attempts(std::size_t index) const;    // submissions by this process
+  std::string lastJob(std::size_t index) const;  // JOBID_INDEX of the latest
+  std::filesystem::path planFile() const { return run_.dir / "plan.json"; }
+
+private:
+  std::optional<std::string> savePlan();
+
+  const SlurmOptions& options_;
+  const SlurmArrayRun& run_;
+  protocol::json plan_;
+  bool gres_ = false;
+  std::map<std::size_t, int> attempts_;
+  std::map<std::size_t, std::string> lastJob_;
 };
 
 // Submits (each element re-runs this process's command line) and polls until every wanted element is done or given up. `done` gets each element's file

@@ -30,7 +30,7 @@ public:
 };
 
 RewardPool::WorkerFactory standIns() {
-  return [](std::optional<int>) { return std::make_unique<StandInWorker>(); };
+  return [](std::size_t, std::optional<int>) { return std::make_unique<StandInWorker>(); };
 }
 
 // A work that answers {"n": n} once `gate` opens, or a cancelled failure if the pool stops first.
@@ -132,7 +132,7 @@ TEST(RewardPool, EachWorkerIsMadeForItsOwnGpuAndSaysHello) {
   std::mutex m;
   std::multiset<int> gpus;
   {
-    RewardPool pool({0, 1, 2}, 0, [&](std::optional<int> gpu) {
+    RewardPool pool({0, 1, 2}, 0, [&](std::size_t, std::optional<int> gpu) {
       std::lock_guard lock(m);
       gpus.insert(gpu.value_or(-1));
       return std::make_unique<StandInWorker>();
