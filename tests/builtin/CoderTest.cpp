@@ -234,6 +234,16 @@ TEST(Coder, FewColumnsSplitTheReducedDimOverBlocks) {
   EXPECT_FALSE(has(cudaOf("20_mean_dim1"), "cBegin"));
 }
 
+// Independent reductions over the same rows accumulate in one loop, each input loaded once: the
+// triplet loss's two distances, in a block per row and in rows split over blocks. Checked by number
+// on the CPU (generated_on_cpu.py: triplet_rows).
+TEST(Coder, IndependentRowReductionsShareOneLoop) {
+  const std::string cu = cudaOf("triplet_rows");
+  EXPECT_TRUE(has(cu, "        acc7 = SumOp::apply(acc7, v6);\n        acc16 = SumOp::apply(acc16, v15);\n"));
+  EXPECT_TRUE(has(cu, "      acc7 = SumOp::apply(acc7, v6);\n      acc16 = SumOp::apply(acc16, v15);\n"));
+  EXPECT_TRUE(has(cu, "k2_part[(row * (int64_t)4LL + split) * (int64_t)2LL + 1] = red16;"));
+}
+
 TEST(Coder, MaxPoolingLetsNaNWinAndSkipsPadding) {
   const std::string cu = cudaOf("37_max_pool2d");
   EXPECT_TRUE(has(cu, "if (v > m || v != v) m = v;"));
