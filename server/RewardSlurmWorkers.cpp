@@ -69,9 +69,10 @@ class RewardSlurmWorkers::RemoteWorker final : public IntermittentWorker {
 public:
   RemoteWorker(RewardSlurmWorkers& owner, std::size_t seat) : owner_(owner), seat_(seat) {}
 
+  // A seat given up waits for ever, unless every seat is: then requests are taken and answered 503.
   bool awaitReady(const agents::CancelToken& cancel) override {
     std::unique_lock lock(owner_.mutex_);
-    while (!seat().socket) {
+    while (!seat().socket && !owner_.allGaveUp()) {
       if (cancel.cancelled() || owner_.stopping_) return false;
       owner_.changed_.wait_for(lock, 200ms);
     }
@@ -83,6 +84,9 @@ public:
     LineSocket* socket = nullptr;
     {
       std::lock_guard lock(owner_.mutex_);
+      if (!seat().socket && owner_.allGaveUp())
+        return failed("worker_start_failed", "no Slurm worker job of the service could start; see " +
+                                                 (owner_.run_.dir / "logs").string());
       if (!seat().socket) return failed("worker_not_ready", "the Slurm worker of seat " + std::to_string(seat_) + " is gone");
       if (method == "hello") return {seat().hello, std::nullopt};
       seat().inCall = true;
@@ -102,8 +106,11 @@ public:
         reply = failed("deadline_exceeded", who + " gave no answer in " + std::to_string(deadline.count() / 1000) + " s");
         owner_.lose(seat_, "no answer in time");
       } else if (read == LineSocket::Read::cancelled) {
+        // The service stops: the connection goes (its answer, if one comes, is no longer read), the job
+        // with the others at stop().
         reply = failed("cancelled", "the reward service is stopping");
-        owner_.lose(seat_, "the service stops");
+        seat().socket.reset();
+        return reply;
       } else {
         reply = failed("worker_lost", who + " was lost while it ran the request");
         owner_.lose(seat_, read == LineSocket::Read::line ? "it answered something unreadable" : "its connection closed");
@@ -152,6 +159,12 @@ std::optional<std::string> RewardSlurmWorkers::start() {
   acceptThread_ = std::thread(&RewardSlurmWorkers::acceptLoop, this);
   watchThread_ = std::thread(&RewardSlurmWorkers::watchLoop, this);
   return std::nullopt;
+}
+
+bool RewardSlurmWorkers::allGaveUp() const {
+  for (const auto& s : seats_)
+    if (!s->gaveUp) return false;
+  return true;
 }
 
 RewardPool::WorkerFactory RewardSlurmWorkers::factory() {
@@ -239,6 +252,7 @@ void RewardSlurmWorkers::watchLoop() {
     if (stopping_) return;
     std::string error;
     const auto alive = slurmAliveElements(submitter_.jobName(), error);
+    std::vector<std::string> ended;  // jobs that left the queue: sacct says why, outside the lock
     {
       std::lock_guard lock(mutex_);
       for (std::size_t i = 0; i < seats_.size(); ++i) {
@@ -252,19 +266,22 @@ void RewardSlurmWorkers::watchLoop() {
         s.missing = 0;
         if (s.socket) {
           if (s.inCall) s.socket->shutdown();  // its caller sees the connection close and loses it
-          else lose(i, "its job left the queue (" + slurmLostReason(s.job) + ")");
+          else lose(i, "its job left the queue");
+          ended.push_back(s.job);
         } else if (++s.failedStarts > options_.retries) {
           s.gaveUp = true;
           logError("serve-reward: Slurm worker seat " + std::to_string(i) + ": " + std::to_string(s.failedStarts) +
-                   " jobs in a row ended before they connected (last " + s.job + ": " + slurmLostReason(s.job) +
-                   "); see " + (run_.dir / "logs").string());
+                   " jobs in a row ended before they connected, the last " + s.job + "; see " +
+                   (run_.dir / "logs").string());
+          ended.push_back(s.job);
         } else {
-          logWarning("serve-reward: Slurm worker job " + s.job + " ended before it connected (" + slurmLostReason(s.job) +
-                     "); submitted again");
+          logWarning("serve-reward: Slurm worker job " + s.job + " ended before it connected; submitted again");
+          ended.push_back(s.job);
           toReplace_.push_back(i);
         }
       }
     }
+    for (const auto& job : ended) logWarning("serve-reward: Slurm worker job " + job + ": " + slurmLostReason(job));
     replaceLost();
   }
 }

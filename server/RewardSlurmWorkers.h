@@ -42,9 +42,11 @@ private:
   void acceptLoop();
   void watchLoop();
   void admit(std::unique_ptr<LineSocket> socket);
-  // Under mutex_: the seat's worker is gone; its job is cancelled and replaced after the lock is let go.
+  // Under mutex_: the seat's worker is gone; its job is cancelled and replaced after the lock is let go
+  // (replaceLost), unless the service stops.
   void lose(std::size_t seat, const std::string& why);
   void replaceLost();
+  bool allGaveUp() const;  // under mutex_
 
   const SlurmOptions& options_;
   SlurmArrayRun run_;
