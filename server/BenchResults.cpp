@@ -137,18 +137,16 @@ TaskResult OptimizeRunReader::result(const BenchTask& task, const process::Child
     r.state = finished_->value("state", "");
     r.message = finished_->value("message", "");
   }
-  if (!outcome.startError.empty() || outcome.timedOut || !finished_) {
+  // Past the timeout the job is cancelled and still says how it ended: a candidate it verified by
+  // then is the task's result, as a job's wall-time budget keeps its best (the note says it was cut).
+  const bool cutShort = outcome.timedOut && finished_;
+  if (!outcome.startError.empty() || !finished_) {
     r.error = true;
     std::string why = "optimize " + outcome.describe();
     if (outcome.startError.empty() && !outcome.timedOut) why += " without a result";
     if (notJson_ > 0) why += "; " + std::to_string(notJson_) + " line(s) of its output were not JSON: " + firstNotJson_;
     if (const std::string last = lastLineOf(outcome.stderrTail); !last.empty()) why += "; stderr: " + shorten(last, 300);
     r.errorReason = why;
-    return r;
-  }
-  if (r.state == "failed" || r.state == "cancelled") {
-    r.error = true;
-    r.errorReason = r.message.empty() ? "the job " + r.state : r.message;
     return r;
   }
   if (auto best = stringOrNull(*finished_, "bestCandidateId")) {
@@ -159,6 +157,15 @@ TaskResult OptimizeRunReader::result(const BenchTask& task, const process::Child
       r.speedupCompile = c->speedupCompile;
       r.rooflineFraction = c->rooflineFraction;
     }
+  }
+  if (cutShort && r.verified()) {
+    r.log.push_back("optimize " + outcome.describe() + "; its best verified candidate is kept");
+  } else if (cutShort || r.state == "failed" || r.state == "cancelled") {
+    r.best.reset(), r.speedupEager.reset(), r.speedupCompile.reset(), r.rooflineFraction.reset();
+    r.error = true;
+    r.errorReason = cutShort ? "optimize " + outcome.describe()
+                    : r.message.empty() ? "the job " + r.state : r.message;
+    return r;
   }
   if (!r.verified()) r.needsGpu = r.message.find("need a GPU") != std::string::npos;
   if (report && report->is_object() && report->contains("timing") && (*report)["timing"].is_object())

@@ -124,7 +124,7 @@ TEST(OptimizeRunReader, GarbageAndACrashAreAnErrorNamingBoth) {
   EXPECT_EQ(r.candidatesTried, 1);
 }
 
-TEST(OptimizeRunReader, ATimeoutIsAnErrorEvenAfterAVerifiedCandidate) {
+TEST(OptimizeRunReader, ARunKilledAtTheTimeoutIsAnErrorEvenAfterAVerifiedCandidate) {
   OptimizeRunReader reader;
   reader.line(candidateLine("c1", "verified", 3.0, 2.0));
   ChildOutcome late;
@@ -135,6 +135,34 @@ TEST(OptimizeRunReader, ATimeoutIsAnErrorEvenAfterAVerifiedCandidate) {
   EXPECT_TRUE(r.error);
   EXPECT_FALSE(r.verified());
   EXPECT_NE(r.errorReason.find("timed out after 150 s"), std::string::npos) << r.errorReason;
+}
+
+// A job stopped at the timeout is cancelled and says how it ended: what it verified by then counts,
+// with a note; a job that verified nothing is still an error.
+TEST(OptimizeRunReader, AJobCutAtTheTimeoutKeepsItsBestVerifiedCandidate) {
+  ChildOutcome late;
+  late.timedOut = true;
+  late.exitCode = 130;
+  late.seconds = 100.4;
+  OptimizeRunReader kept;
+  kept.line(candidateLine("c1", "verified", 2.5, 1.6));
+  kept.line(candidateLine("c2", "failed", {}, {}, {"output_mismatch"}));
+  kept.line(finishedLine("cancelled", "cancelled; kept c1", "c1"));
+  TaskResult r = kept.result(kTask, late, std::nullopt);
+  EXPECT_FALSE(r.error);
+  ASSERT_TRUE(r.verified());
+  EXPECT_EQ(*r.best, "c1");
+  EXPECT_EQ(*r.speedupEager, 2.5);
+  ASSERT_FALSE(r.log.empty());
+  EXPECT_NE(r.log.back().find("best verified candidate is kept"), std::string::npos) << r.log.back();
+
+  OptimizeRunReader none;
+  none.line(candidateLine("c1", "failed", {}, {}, {"output_mismatch"}));
+  none.line(finishedLine("cancelled", "cancelled"));
+  TaskResult n = none.result(kTask, late, std::nullopt);
+  EXPECT_TRUE(n.error);
+  EXPECT_FALSE(n.verified());
+  EXPECT_NE(n.errorReason.find("timed out"), std::string::npos) << n.errorReason;
 }
 
 TEST(BenchResultsJson, ARowSurvivesTheRoundTrip) {
