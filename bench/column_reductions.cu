@@ -8,6 +8,8 @@
 // Each kernel is timed with CUDA events after an L2 flush (median of 30); the table gives microseconds
 // and the fraction of the copy floor (bytes moved / measured copy bandwidth).
 //   nvcc -O3 -arch=sm_90 -o /tmp/cr bench/column_reductions.cu && /tmp/cr
+#include "event_timer.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,31 +18,9 @@
 #include <functional>
 #include <vector>
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e)); std::exit(1); } } while (0)
+static EventTimer* g_timer;
 
-static float* g_flush;
-static const size_t kFlushBytes = 256u << 20;
-
-static float timeUs(const std::function<void()>& launch) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<float> t;
-  for (int i = 0; i < 30; ++i) {
-    CK(cudaMemsetAsync(g_flush, 0, kFlushBytes));
-    CK(cudaEventRecord(a));
-    launch();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1e3f);
-  }
-  CK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+static float timeUs(const std::function<void()>& launch) { return g_timer->us(launch, 30); }
 
 struct Sum {
   float v = 0.0f;
@@ -134,7 +114,8 @@ static float run(const Shape& s, const float* x, float* y, long long* yi, Acc* p
 int main() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  CK(cudaMalloc(&g_flush, kFlushBytes));
+  EventTimer timer;
+  g_timer = &timer;
   const long long n = 128LL * 4096 * 4095;
   float *x, *y, *cx, *cy;
   long long* yi;

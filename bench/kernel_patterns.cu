@@ -6,6 +6,8 @@
 // Each kernel is timed with CUDA events after an L2 flush (median of 50); the table gives
 // microseconds and the fraction of the copy floor (bytes moved / measured copy bandwidth).
 //   nvcc -O3 -arch=sm_90 -o /tmp/kp bench/kernel_patterns.cu && /tmp/kp
+#include "event_timer.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,31 +15,9 @@
 #include <functional>
 #include <vector>
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e)); std::exit(1); } } while (0)
+static EventTimer* g_timer;
 
-static float* g_flush;
-static size_t g_flushBytes;
-
-static float timeUs(const std::function<void()>& launch) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<float> t;
-  for (int i = 0; i < 50; ++i) {
-    CK(cudaMemsetAsync(g_flush, 0, g_flushBytes));
-    CK(cudaEventRecord(a));
-    launch();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1e3f);
-  }
-  CK(cudaGetLastError());
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+static float timeUs(const std::function<void()>& launch) { return g_timer->us(launch, 50); }
 
 // ---- flat ---------------------------------------------------------------------------------
 __global__ void flatOne(const float4* __restrict__ x, float4* __restrict__ y, long n4) {
@@ -154,8 +134,8 @@ int main() {
   int dev = 0;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, dev));
-  g_flushBytes = 2 * (size_t)prop.l2CacheSize;
-  CK(cudaMalloc(&g_flush, g_flushBytes));
+  EventTimer timer;
+  g_timer = &timer;
   const long N = 8192L * 8192L;
   float *x, *y;
   long long* yi;

@@ -1,19 +1,11 @@
 // The layout trial of the refine step; see LayoutSearch.h.
 #include "agents/builtin/LayoutSearch.h"
 
+#include "protocol/NumberText.h"
+
 #include <algorithm>
-#include <cstdio>
 
 namespace stitch::agents::builtin {
-namespace {
-
-std::string millis(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", ms);
-  return buf;
-}
-
-}  // namespace
 
 void LayoutSearch::reset(LayoutMode requested) {
   state_ = requested == LayoutMode::Auto ? State::Open : State::Closed;
@@ -34,7 +26,7 @@ LayoutMode LayoutSearch::begin(const loop::Feedback& first, bool firstChannelsLa
   first_ = first;
   firstChannelsLast_ = firstChannelsLast;
   note_ = "trying " + name(!firstChannelsLast) + " after the planner's " + name(firstChannelsLast) +
-          (first.passed ? " measured " + millis(*first.medianMs) + " (the verifier's median)"
+          (first.passed ? " measured " + protocol::fixed(*first.medianMs, 3) + " ms (the verifier's median)"
                         : " missed the tolerance in TF32 (cuDNN's NHWC kernels)");
   // Channels-last for every convolution cuDNN runs, or for none: the planner's own choice is the
   // one between them that the trial measures against.
@@ -50,7 +42,7 @@ void LayoutSearch::abandon() {
 LayoutSearch::Decision LayoutSearch::decide(const loop::Feedback& other) {
   state_ = State::Decided;
   const std::string firstText =
-      name(firstChannelsLast_) + " " + (first_->passed ? millis(*first_->medianMs) : "missed the tolerance");
+      name(firstChannelsLast_) + " " + (first_->passed ? protocol::fixed(*first_->medianMs, 3) + " ms" : "missed the tolerance");
   const std::string otherName = name(!firstChannelsLast_);
   // Faster by the verifier's median, same launch variant: what the loop's best candidate is chosen by.
   switched_ = other.passed && other.medianMs && (!first_->passed || *other.medianMs < *first_->medianMs);
@@ -60,7 +52,7 @@ LayoutSearch::Decision LayoutSearch::decide(const loop::Feedback& other) {
             name(firstChannelsLast_) + " kept";
   } else {
     note_ = "layout measured (the verifier's medians, same launch variant): " + firstText + ", " + otherName + " " +
-            millis(*other.medianMs) + ": " + name(switched_ ? !firstChannelsLast_ : firstChannelsLast_) + " kept";
+            protocol::fixed(*other.medianMs, 3) + " ms" + ": " + name(switched_ ? !firstChannelsLast_ : firstChannelsLast_) + " kept";
   }
   if (switched_) return {firstChannelsLast_ ? LayoutMode::Nchw : LayoutMode::ChannelsLast, other, true};
   return {LayoutMode::Auto, *first_, false};

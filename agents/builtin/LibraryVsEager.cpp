@@ -1,21 +1,13 @@
 // Library steps measured against eager's own operators; see LibraryVsEager.h.
 #include "agents/builtin/LibraryVsEager.h"
 
+#include "protocol/NumberText.h"
+
 #include <algorithm>
-#include <cstdio>
 #include <regex>
 #include <set>
 
 namespace stitch::agents::builtin {
-namespace {
-
-std::string micros(double us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f us", us);
-  return buf;
-}
-
-}  // namespace
 
 std::map<std::size_t, double> stepTimesUs(const Plan& plan, const std::vector<loop::Launch>& launches, int forwards) {
   static const std::regex generated(R"(\bk(\d+)_)");
@@ -52,8 +44,8 @@ std::string SlowerThanEager::reason() const {
   for (std::size_t s : steps) which += (which.empty() ? "" : ", ") + ("k" + std::to_string(s));
   for (int l : lines) where += (where.empty() ? "" : ", ") + std::to_string(l);
   return std::string(steps.size() == 1 ? "its cuDNN call (step " : "the cuDNN calls of its line(s) (steps ") + which +
-         ") took " + micros(oursUs) + " per forward where eager's whole line(s) " + where +
-         " took " + micros(eagerUs) + " (the reference's profile): eager's own convolution runs it";
+         ") took " + protocol::fixed(oursUs, 1) + " us" + " per forward where eager's whole line(s) " + where +
+         " took " + protocol::fixed(eagerUs, 1) + " us" + " (the reference's profile): eager's own convolution runs it";
 }
 
 std::vector<SlowerThanEager> slowerThanEager(const Graph& graph, const Plan& plan,
