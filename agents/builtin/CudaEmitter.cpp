@@ -269,36 +269,44 @@ private:
         o << (weighted ? "  return sum;\n}\n" : "  return m;\n}\n");
         continue;
       }
-      std::string pool = "1", count = "1";
-      for (std::size_t j = 0; j < r; ++j) {
-        const std::string J = std::to_string(j);
-        o << "  int64_t s" << J << " = o" << J << " * " << p.stride[j] << " - " << p.padding[j] << ";\n"
-          << "  int64_t e" << J << " = min(s" << J << " + " << p.kernel[j] << ", (int64_t)" << p.inSize[j] + p.padding[j]
-          << ");\n";
-        pool += " * (e" + J + " - s" + J + ")";
-      }
-      o << "  const int64_t pool = " << pool << ";\n";
-      for (std::size_t j = 0; j < r; ++j) {
-        const std::string J = std::to_string(j);
-        o << "  s" << J << " = max(s" << J << ", (int64_t)0);\n  e" << J << " = min(e" << J << ", (int64_t)" << p.inSize[j]
-          << ");\n";
-        count += " * (e" + J + " - s" + J + ")";
-      }
-      o << "  if (" << count << " == 0) return 0.0f;  // a window wholly in the padding, as ATen\n"
-        << "  float sum = 0.0f;\n";
-      for (std::size_t j = 0; j < r; ++j) {
-        const std::string J = std::to_string(j);
-        o << ind << "for (int64_t i" << J << " = s" << J << "; i" << J << " < e" << J << "; ++i" << J << ") {\n";
-        ind += "  ";
-      }
-      const std::string e = element(ind);
-      o << ind << "sum += " << e << ";\n";
-      for (std::size_t j = 0; j < r; ++j) o << std::string(2 + 2 * (r - 1 - j), ' ') << "}\n";
-      const std::string divisor = p.divisorOverride != 0 ? std::to_string(p.divisorOverride)
-                                  : p.countIncludePad     ? std::string("pool")
-                                                          : count;
-      o << "  (void)pool;\n  return sum / (float)(" << divisor << ");\n}\n";
+      averageWindow(o, p, element);
     }
+  }
+
+  // An average pool's window (the rest of pools()): its extent with and without the padding,
+  // summed in PyTorch's order and divided as ATen divides (count_include_pad, divisor_override).
+  void averageWindow(std::ostream& o, const PoolSpec& p, const std::function<std::string(const std::string&)>& element) {
+    const std::size_t r = p.kernel.size();
+    std::string ind = "  ";
+    std::string pool = "1", count = "1";
+    for (std::size_t j = 0; j < r; ++j) {
+      const std::string J = std::to_string(j);
+      o << "  int64_t s" << J << " = o" << J << " * " << p.stride[j] << " - " << p.padding[j] << ";\n"
+        << "  int64_t e" << J << " = min(s" << J << " + " << p.kernel[j] << ", (int64_t)" << p.inSize[j] + p.padding[j]
+        << ");\n";
+      pool += " * (e" + J + " - s" + J + ")";
+    }
+    o << "  const int64_t pool = " << pool << ";\n";
+    for (std::size_t j = 0; j < r; ++j) {
+      const std::string J = std::to_string(j);
+      o << "  s" << J << " = max(s" << J << ", (int64_t)0);\n  e" << J << " = min(e" << J << ", (int64_t)" << p.inSize[j]
+        << ");\n";
+      count += " * (e" + J + " - s" + J + ")";
+    }
+    o << "  if (" << count << " == 0) return 0.0f;  // a window wholly in the padding, as ATen\n"
+      << "  float sum = 0.0f;\n";
+    for (std::size_t j = 0; j < r; ++j) {
+      const std::string J = std::to_string(j);
+      o << ind << "for (int64_t i" << J << " = s" << J << "; i" << J << " < e" << J << "; ++i" << J << ") {\n";
+      ind += "  ";
+    }
+    const std::string e = element(ind);
+    o << ind << "sum += " << e << ";\n";
+    for (std::size_t j = 0; j < r; ++j) o << std::string(2 + 2 * (r - 1 - j), ' ') << "}\n";
+    const std::string divisor = p.divisorOverride != 0 ? std::to_string(p.divisorOverride)
+                                : p.countIncludePad     ? std::string("pool")
+                                                        : count;
+    o << "  (void)pool;\n  return sum / (float)(" << divisor << ");\n}\n";
   }
 
   // The kernel takes the rows of the call (RuntimeRows.h): dim 0 of its iteration space is
