@@ -16,14 +16,6 @@
 namespace stitch::agents::builtin {
 namespace {
 
-const std::set<std::string>& reductionOps() {
-  static const std::set<std::string> ops{"sum",      "mean",         "amax",     "amin",
-                                         "max",      "min",          "prod",     "_softmax",
-                                         "softmax",  "_log_softmax", "log_softmax", "logsumexp",
-                                         "native_layer_norm"};
-  return ops;
-}
-
 // Lowered in CompositeLowering.cpp.
 const std::set<std::string>& compositeOps() {
   static const std::set<std::string> ops{
@@ -105,7 +97,7 @@ OpClass classifyOp(const std::string& op) {
   if (ops::inFamily(op, ops::Family::Unary) || ops::inFamily(op, ops::Family::Binary) || fillOps().count(b) ||
       coordinateOps().count(b))
     return OpClass::Elementwise;
-  if (reductionOps().count(b) || compositeOps().count(b)) return OpClass::Reduction;
+  if (const ops::OpDef* d = ops::findOp(op); (d && d->reduce) || compositeOps().count(b)) return OpClass::Reduction;
   return OpClass::Unsupported;
 }
 
@@ -703,43 +695,45 @@ double KernelBuilder::Reduction::count(const std::vector<int64_t>& ds) const {
   return n;
 }
 
-// The reductions, softmax's family and layer norm: the input, its dims and keepdim read once, then
-// the reduced values built from ReduceKind reductions over one range of dims.
-Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const std::string& b) {
-  if ((b == "max" || b == "min") && node.outputs.size() > 1) return lowerArgReduce(node, b);
-  const char* selfName = b == "native_layer_norm" ? "input" : "self";
+// A registered reduction or normalization: the input and its parameters read once, then the
+// reduced values built from ReduceKind reductions over one range of dims.
+Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const std::string& b, const ops::ReduceDef& def) {
+  if (def.indices && node.outputs.size() > 1) return lowerArgReduce(node, b);
+  const char* selfName = def.input.c_str();
   const Argument* self = node.arg(selfName);
   if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
   if (node.arg("dtype") && !isNone(node, "dtype")) return Failure{node.where() + ": reductions with a dtype are left to PyTorch"};
   auto src = source(node, selfName);
   if (!src) return src.error();
+  auto params = def.params(node);
+  if (!params) return params.error();
   Reduction r;
   r.in = src.value();
   r.rank = static_cast<int>(kernel_.values[r.in].dimMap.size());
   r.self = graph_->tensor(*self->tensor);
-  if (const Argument* d = node.arg("dim")) r.dims = asIntList(d->value).value_or(std::vector<int64_t>{});
-  r.keepdim = node.arg("keepdim") && asNumber(node.arg("keepdim")->value).value_or(0) != 0;
+  r.dims = params.value().dims;
+  r.keepdim = params.value().keepdim;
   const std::string& out0 = node.outputs.at(0);
-  if (b == "sum" || b == "prod" || b == "amax" || b == "amin" || b == "mean" || b == "max" || b == "min") {
-    ReduceKind kind = b == "sum" || b == "mean" ? ReduceKind::Sum
-                      : b == "prod"             ? ReduceKind::Prod
-                      : b == "amax" || b == "max" ? ReduceKind::Max
-                                                  : ReduceKind::Min;
-    auto v = reduce(node, r.in, kind, r.dims, r.keepdim, out0);
-    if (!v) return v.error();
-    int result = v.value();
-    if (b == "mean") result = binary("div", result, constant(r.count(r.dims)));
-    bind(out0, result);
-    return true;
+  switch (def.form) {
+    case ops::ReduceForm::Reduce:
+    case ops::ReduceForm::Mean: {
+      auto v = reduce(node, r.in, def.kind, r.dims, r.keepdim, out0);
+      if (!v) return v.error();
+      int result = v.value();
+      if (def.form == ops::ReduceForm::Mean) result = binary("div", result, constant(r.count(r.dims)));
+      bind(out0, result);
+      return true;
+    }
+    case ops::ReduceForm::Softmax:
+    case ops::ReduceForm::LogSoftmax:
+    case ops::ReduceForm::LogSumExp: return lowerSoftmax(node, def.form, r);
+    case ops::ReduceForm::LayerNorm: return lowerLayerNorm(node, r, params.value().eps);
   }
-  if (b == "_softmax" || b == "softmax" || b == "_log_softmax" || b == "log_softmax" || b == "logsumexp")
-    return lowerSoftmax(node, b, r);
-  if (b == "native_layer_norm") return lowerLayerNorm(node, r);
   return Failure{node.where() + ": no generated kernel for this reduction; it stays in PyTorch"};
 }
 
 // softmax, log_softmax and logsumexp: the row's max, then the sum of exponentials shifted by it.
-Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, const std::string& b, const Reduction& r) {
+Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, ops::ReduceForm form, const Reduction& r) {
   const std::string& out0 = node.outputs.at(0);
   auto m = reduce(node, r.in, ReduceKind::Max, r.dims, true, "");
   if (!m) return m.error();
@@ -748,7 +742,7 @@ Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, const std::string& b
   auto s = reduce(node, e, ReduceKind::Sum, r.dims, true, "");
   if (!s) return s.error();
   int result;
-  if (b == "logsumexp") {
+  if (form == ops::ReduceForm::LogSumExp) {
     result = binary("add", unary("log", s.value()), m.value());
     if (!r.keepdim) {  // drop the reduced positions from the map, as the result's shape does
       KernelValue squeeze;
@@ -761,7 +755,7 @@ Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, const std::string& b
       kernel_.values.pop_back();
       result = push(std::move(squeeze));
     }
-  } else if (b == "_softmax" || b == "softmax") {
+  } else if (form == ops::ReduceForm::Softmax) {
     result = binary("div", e, s.value());
   } else {
     result = binary("sub", shifted, unary("log", s.value()));
@@ -772,14 +766,10 @@ Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, const std::string& b
   return true;
 }
 
-// native_layer_norm over its normalized_shape (the trailing dims): mean, then the mean of squared
-// deviations, weight and bias; its mean and rstd outputs bound where the node has them.
-Outcome<bool> KernelBuilder::lowerLayerNorm(const Node& node, const Reduction& r) {
-  const Argument* ns = node.arg("normalized_shape");
-  auto normalized = ns ? asIntList(ns->value) : std::nullopt;
-  if (!normalized || normalized->empty()) return Failure{node.where() + ": normalized_shape missing"};
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < static_cast<int64_t>(normalized->size()); ++i) dims.push_back(r.rank - 1 - i);
+// native_layer_norm over its normalized_shape (r.dims, the trailing dims): mean, then the mean of
+// squared deviations, weight and bias; its mean and rstd outputs bound where the node has them.
+Outcome<bool> KernelBuilder::lowerLayerNorm(const Node& node, const Reduction& r, double eps) {
+  const std::vector<int64_t>& dims = r.dims;
   const double n = r.count(dims);
   auto sum = reduce(node, r.in, ReduceKind::Sum, dims, true, "");
   if (!sum) return sum.error();
@@ -787,7 +777,7 @@ Outcome<bool> KernelBuilder::lowerLayerNorm(const Node& node, const Reduction& r
   int centered = binary("sub", r.in, mean);
   auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, dims, true, "");
   if (!sq) return sq.error();
-  int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(number(node, "eps", 1e-5))));
+  int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(eps)));
   int y = binary("mul", centered, rstd);
   for (const char* name : {"weight", "bias"}) {
     const Argument* a = node.arg(name);
@@ -844,9 +834,10 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
     return true;
   }
 
-  if (const ops::OpDef* def = ops::findOp(node.op); def && def->lower) return lowerRegistered(node, *def);
-
-  if (reductionOps().count(b)) return lowerReduction(node, b);
+  if (const ops::OpDef* def = ops::findOp(node.op)) {
+    if (def->lower) return lowerRegistered(node, *def);
+    if (def->reduce) return lowerReduction(node, def->name, *def->reduce);
+  }
   if (compositeOps().count(b)) return lowerComposite(node, b);
   if (isConcatenation(node.op)) return lowerConcat(node);
   return Failure{node.where() + ": no generated kernel for this operator; it stays in PyTorch"};

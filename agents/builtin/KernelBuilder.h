@@ -18,6 +18,8 @@ struct Concatenation;
 struct ConcatPiece;
 namespace ops {
 struct OpDef;
+struct ReduceDef;
+enum class ReduceForm;
 }
 
 // What the brain can generate for an ATen operator.
@@ -108,9 +110,9 @@ private:
     bool keepdim = false;
     double count(const std::vector<int64_t>& dims) const;  // elements reduced over `dims`
   };
-  Outcome<bool> lowerReduction(const Node& node, const std::string& base);
-  Outcome<bool> lowerSoftmax(const Node& node, const std::string& base, const Reduction& r);
-  Outcome<bool> lowerLayerNorm(const Node& node, const Reduction& r);
+  Outcome<bool> lowerReduction(const Node& node, const std::string& base, const ops::ReduceDef& def);
+  Outcome<bool> lowerSoftmax(const Node& node, ops::ReduceForm form, const Reduction& r);
+  Outcome<bool> lowerLayerNorm(const Node& node, const Reduction& r, double eps);
   Outcome<bool> lowerComposite(const Node& node, const std::string& base);
   Outcome<bool> lowerArgReduce(const Node& node, const std::string& base);
   Outcome<bool> lowerVectorNorm(const Node& node, const std::string& base);

@@ -17,6 +17,8 @@ struct Registry {
 
 void addUnaryOps(Registry& r);
 void addBinaryOps(Registry& r);
+void addReductionOps(Registry& r);
+void addNormalizationOps(Registry& r);
 void addLibraryOps(Registry& r);
 
 }  // namespace stitch::agents::builtin::ops

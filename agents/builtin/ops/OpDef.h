@@ -3,18 +3,21 @@
 // family and cost kind, whether a library call can fold it into its epilogue, how a node of it
 // lowers to a kernel function with typed parameters, and the numeric test that admits it. Kernel
 // functions (KernelValue::fn) carry their CUDA expression here too, so the emitter never meets a
-// name it does not know. One file per family: UnaryOps.cpp, BinaryOps.cpp, LibraryOps.cpp.
+// name it does not know. One file per family: UnaryOps.cpp, BinaryOps.cpp, ReductionOps.cpp,
+// NormalizationOps.cpp, LibraryOps.cpp.
 #pragma once
 
+#include "agents/builtin/FusedKernel.h"  // ReduceKind
 #include "agents/ir/GraphIR.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace stitch::agents::builtin::ops {
 
-enum class Family { Unary, Binary, Library };
+enum class Family { Unary, Binary, Reduction, Normalization, Library };
 // What an operator's time is bound by, for cost estimates and the harness's precision guards.
 enum class CostKind { Elementwise, Gemm, Convolution };
 
@@ -49,6 +52,32 @@ struct Lowered {
 };
 using Lowering = std::function<Outcome<Lowered>(const Node& node, const Graph& graph)>;
 
+// What a reduction or normalization node computes from its ReduceKind reductions
+// (KernelBuilder::lowerReduction), all over one range of dims.
+enum class ReduceForm {
+  Reduce,      // the reduction itself
+  Mean,        // the sum over the count reduced
+  Softmax,     // the row's max, then the exponentials shifted by it over their sum
+  LogSoftmax,  // the shifted values less the log of that sum
+  LogSumExp,   // the log of that sum plus the max
+  LayerNorm,   // the mean, then the mean of squared deviations; weight and bias applied
+};
+// A reduction node's parameters, read from its arguments once.
+struct ReduceParams {
+  std::vector<int64_t> dims;  // empty: every dim; negative: from the last
+  bool keepdim = false;
+  double eps = 1e-5;  // LayerNorm's
+};
+struct ReduceDef {
+  ReduceForm form = ReduceForm::Reduce;
+  ReduceKind kind = ReduceKind::Sum;  // Reduce's
+  std::string input = "self";         // the argument reduced
+  // The overload with two outputs (max.dim) returns the indices too: an arg reduction
+  // (CompositeLowering.cpp).
+  bool indices = false;
+  std::function<Outcome<ReduceParams>(const Node& node)> params;
+};
+
 // An input of an operator's test: the values it is drawn from (normal; positive; whole numbers
 // in [-2, 2], where comparisons meet ties; a boolean mask).
 enum class Domain { Real, Positive, Whole, Mask };
@@ -67,7 +96,8 @@ struct OpDef {
   Family family = Family::Unary;
   CostKind cost = CostKind::Elementwise;
   bool epilogue = false;  // a library call may fold it into its epilogue (LibraryCall.cpp)
-  Lowering lower;         // generated operators; empty for library calls
+  Lowering lower;         // elementwise operators; empty for the others
+  std::optional<ReduceDef> reduce;  // reductions and normalizations
   std::vector<OpTest> tests;
 };
 

@@ -15,6 +15,8 @@ struct Table {
   Table() {
     addUnaryOps(r);
     addBinaryOps(r);
+    addReductionOps(r);
+    addNormalizationOps(r);
     addLibraryOps(r);
     for (std::size_t i = 0; i < r.ops.size(); ++i)
       if (!byName.emplace(r.ops[i].name, i).second) throw std::logic_error("operator registered twice: " + r.ops[i].name);
@@ -32,6 +34,8 @@ const char* familyName(Family f) {
   switch (f) {
     case Family::Unary: return "unary";
     case Family::Binary: return "binary";
+    case Family::Reduction: return "reduction";
+    case Family::Normalization: return "normalization";
     case Family::Library: return "library";
   }
   return "";

@@ -1,0 +1,42 @@
+// The reduction family: sums, means, extrema and products over one range of dims, and logsumexp.
+// Each entry names its ReduceKind and form, which KernelBuilder::lowerReduction builds, and reads
+// its dims and keepdim into ReduceParams.
+#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/ops/Families.h"
+
+namespace stitch::agents::builtin::ops {
+namespace {
+
+Outcome<ReduceParams> dimsAndKeepdim(const Node& node) {
+  ReduceParams p;
+  if (const Argument* d = node.arg("dim")) p.dims = asIntList(d->value).value_or(std::vector<int64_t>{});
+  p.keepdim = node.arg("keepdim") && asNumber(node.arg("keepdim")->value).value_or(0) != 0;
+  return p;
+}
+
+void add(Registry& r, const std::string& name, ReduceForm form, ReduceKind kind, std::vector<std::string> calls,
+         bool indices = false) {
+  OpDef d{name, Family::Reduction};
+  d.reduce = ReduceDef{form, kind, "self", indices, dimsAndKeepdim};
+  for (const std::string& call : calls) d.tests.push_back({"torch.ops.aten." + name + "." + call});
+  r.ops.push_back(std::move(d));
+}
+
+}  // namespace
+
+// Tests run on a [6, 43] input (ops_on_cpu.py): each overload, a dim of each end, keepdim.
+void addReductionOps(Registry& r) {
+  add(r, "sum", ReduceForm::Reduce, ReduceKind::Sum,
+      {"default(x0)", "dim_IntList(x0, [1])", "dim_IntList(x0, [0], True)"});
+  add(r, "mean", ReduceForm::Mean, ReduceKind::Sum, {"default(x0)", "dim(x0, [1])", "dim(x0, [-2], True)"});
+  add(r, "amax", ReduceForm::Reduce, ReduceKind::Max, {"default(x0, [1])", "default(x0, [0], True)"});
+  add(r, "amin", ReduceForm::Reduce, ReduceKind::Min, {"default(x0, [1])", "default(x0, [0], True)"});
+  // max.dim's values and indices; max.default's one value.
+  add(r, "max", ReduceForm::Reduce, ReduceKind::Max, {"default(x0)", "dim(x0, 1)[0]", "dim(x0, 0, True)[1]"}, true);
+  add(r, "min", ReduceForm::Reduce, ReduceKind::Min, {"default(x0)", "dim(x0, 1)[0]", "dim(x0, 0, True)[1]"}, true);
+  // Over the 6 rows only: a product of 43 normal values leaves float32's range.
+  add(r, "prod", ReduceForm::Reduce, ReduceKind::Prod, {"dim_int(x0, 0)", "dim_int(x0, 0, True)"});
+  add(r, "logsumexp", ReduceForm::LogSumExp, ReduceKind::Sum, {"default(x0, [1])", "default(x0, [0], True)"});
+}
+
+}  // namespace stitch::agents::builtin::ops
