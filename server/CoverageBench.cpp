@@ -6,6 +6,7 @@
 #include "agents/builtin/BuiltinBrain.h"
 #include "agents/builtin/GraphNormalize.h"
 #include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/ops/OpDef.h"
 #include "process/ChildGroups.h"
 #include "process/ChildProcess.h"
 #include "protocol/NumberText.h"
@@ -113,14 +114,19 @@ std::vector<OperatorCost> estimateCosts(const json& graph, const Ceilings& c) {
     double written = 0;
     for (const auto* s : outs) written += s->numel();
     const std::string name = baseName(cost.op);
+    // The registry's cost kind (agents/builtin/ops); an operator it does not know costs as elementwise.
+    const agents::builtin::ops::OpDef* def = agents::builtin::ops::findOp(name);
+    const auto kind = def ? def->cost : agents::builtin::ops::CostKind::Elementwise;
     bool tensorCores = false;
-    if ((name == "mm" || name == "bmm" || name == "addmm" || name == "baddbmm" || name == "addbmm") && !outs.empty()) {
+    if (kind == agents::builtin::ops::CostKind::Gemm && !outs.empty()) {
       // The two matrices are the last two tensor arguments of the add forms, the first two otherwise.
       const std::size_t first = name.rfind("add", 0) == 0 || name == "baddbmm" ? args.size() - 2 : 0;
       const TensorShape* a = args.size() >= 2 ? args[first] : nullptr;
       cost.flops = a && !a->shape.empty() ? 2.0 * outs[0]->numel() * a->shape.back() : written;
-    } else if (name.find("convolution") != std::string::npos && args.size() >= 2 && args[0] && args[1] && !outs.empty()) {
-      bool transposed = false;
+    } else if (kind == agents::builtin::ops::CostKind::Convolution && args.size() >= 2 && args[0] && args[1] &&
+               !outs.empty()) {
+      // slow_conv_transpose2d/3d carry no `transposed` argument: their name says it.
+      bool transposed = name.rfind("slow_conv_transpose", 0) == 0;
       if (auto it = scalars.find("transposed"); it != scalars.end() && it->second.is_boolean())
         transposed = it->second.get<bool>();
       double perOutput = 1;  // in-channels per group (out-channels per group when transposed) x window
