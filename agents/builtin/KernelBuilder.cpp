@@ -19,7 +19,7 @@ namespace {
 // Lowered in CompositeLowering.cpp.
 const std::set<std::string>& compositeOps() {
   static const std::set<std::string> ops{
-      "argmax", "argmin", "any", "all", "linalg_vector_norm", "norm", "mse_loss", "l1_loss", "smooth_l1_loss",
+      "any", "all", "linalg_vector_norm", "norm", "mse_loss", "l1_loss", "smooth_l1_loss",
       "huber_loss", "binary_cross_entropy", "kl_div", "native_batch_norm", "_native_batch_norm_legit",
       "_native_batch_norm_legit_no_training", "cudnn_batch_norm", "_batch_norm_no_update", "native_group_norm",
       "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -698,7 +698,7 @@ double KernelBuilder::Reduction::count(const std::vector<int64_t>& ds) const {
 // A registered reduction or normalization: the input and its parameters read once, then the
 // reduced values built from ReduceKind reductions over one range of dims.
 Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const std::string& b, const ops::ReduceDef& def) {
-  if (def.indices && node.outputs.size() > 1) return lowerArgReduce(node, b);
+  if (def.form == ops::ReduceForm::ArgIndex || (def.indices && node.outputs.size() > 1)) return lowerArgReduce(node, b);
   const char* selfName = def.input.c_str();
   const Argument* self = node.arg(selfName);
   if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
@@ -728,6 +728,7 @@ Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const std::string&
     case ops::ReduceForm::LogSoftmax:
     case ops::ReduceForm::LogSumExp: return lowerSoftmax(node, def.form, r);
     case ops::ReduceForm::LayerNorm: return lowerLayerNorm(node, r, params.value().eps);
+    case ops::ReduceForm::ArgIndex: break;  // lowered above, before its input is read
   }
   return Failure{node.where() + ": no generated kernel for this reduction; it stays in PyTorch"};
 }

@@ -61,6 +61,7 @@ enum class ReduceForm {
   LogSoftmax,  // the shifted values less the log of that sum
   LogSumExp,   // the log of that sum plus the max
   LayerNorm,   // the mean, then the mean of squared deviations; weight and bias applied
+  ArgIndex,    // the index of kind's extreme (ArgMax, ArgMin), first of ties, as int64
 };
 // A reduction node's parameters, read from its arguments once.
 struct ReduceParams {
@@ -72,8 +73,7 @@ struct ReduceDef {
   ReduceForm form = ReduceForm::Reduce;
   ReduceKind kind = ReduceKind::Sum;  // Reduce's
   std::string input = "self";         // the argument reduced
-  // The overload with two outputs (max.dim) returns the indices too: an arg reduction
-  // (CompositeLowering.cpp).
+  // The overload with two outputs (max.dim) returns the indices too, as ArgIndex does.
   bool indices = false;
   std::function<Outcome<ReduceParams>(const Node& node)> params;
 };

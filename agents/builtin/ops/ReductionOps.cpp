@@ -1,4 +1,5 @@
-// The reduction family: sums, means, extrema and products over one range of dims, and logsumexp.
+// The reduction family: sums, means, extrema, their indices and products over one range of dims,
+// and logsumexp.
 // Each entry names its ReduceKind and form, which KernelBuilder::lowerReduction builds, and reads
 // its dims and keepdim into ReduceParams.
 #include "agents/builtin/NodeArgs.h"
@@ -36,6 +37,11 @@ void addReductionOps(Registry& r) {
   add(r, "min", ReduceForm::Reduce, ReduceKind::Min, {"default(x0)", "dim(x0, 1)[0]", "dim(x0, 0, True)[1]"}, true);
   // Over the 6 rows only: a product of 43 normal values leaves float32's range.
   add(r, "prod", ReduceForm::Reduce, ReduceKind::Prod, {"dim_int(x0, 0)", "dim_int(x0, 0, True)"});
+  // Whole numbers, whose ties must go to the first index.
+  for (const auto& [name, kind] : {std::pair{"argmax", ReduceKind::ArgMax}, std::pair{"argmin", ReduceKind::ArgMin}}) {
+    add(r, name, ReduceForm::ArgIndex, kind, {"default(x0, 1)", "default(x0, 0, True)"});
+    for (OpTest& t : r.ops.back().tests) t.inputs = {Domain::Whole};
+  }
   add(r, "logsumexp", ReduceForm::LogSumExp, ReduceKind::Sum, {"default(x0, [1])", "default(x0, [0], True)"});
 }
 
