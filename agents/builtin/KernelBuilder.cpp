@@ -728,9 +728,26 @@ Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const std::string&
     case ops::ReduceForm::LogSoftmax:
     case ops::ReduceForm::LogSumExp: return lowerSoftmax(node, def.form, r);
     case ops::ReduceForm::LayerNorm: return lowerLayerNorm(node, r, params.value().eps);
+    case ops::ReduceForm::Variance:
+    case ops::ReduceForm::StdDev: return lowerVariance(node, r, params.value().correction, def.form == ops::ReduceForm::StdDev);
     case ops::ReduceForm::ArgIndex: break;  // lowered above, before its input is read
   }
   return Failure{node.where() + ": no generated kernel for this reduction; it stays in PyTorch"};
+}
+
+// var and std: two passes (the mean, then the squared deviations from it), as layer norm; the
+// divisor is clamped at 0 as PyTorch's, so a correction of at least the count gives inf or NaN.
+Outcome<bool> KernelBuilder::lowerVariance(const Node& node, const Reduction& r, double correction, bool root) {
+  const std::string& out0 = node.outputs.at(0);
+  auto sum = reduce(node, r.in, ReduceKind::Sum, r.dims, true, "");
+  if (!sum) return sum.error();
+  const int centered = binary("sub", r.in, binary("div", sum.value(), constant(r.count(r.dims))));
+  auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, r.dims, r.keepdim, out0);
+  if (!sq) return sq.error();
+  int result = binary("div", sq.value(), constant(std::max(0.0, r.count(r.dims) - correction)));
+  if (root) result = unary("sqrt", result);
+  bind(out0, result);
+  return true;
 }
 
 // softmax, log_softmax and logsumexp: the row's max, then the sum of exponentials shifted by it.

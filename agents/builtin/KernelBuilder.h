@@ -113,6 +113,7 @@ private:
   Outcome<bool> lowerReduction(const Node& node, const std::string& base, const ops::ReduceDef& def);
   Outcome<bool> lowerSoftmax(const Node& node, ops::ReduceForm form, const Reduction& r);
   Outcome<bool> lowerLayerNorm(const Node& node, const Reduction& r, double eps);
+  Outcome<bool> lowerVariance(const Node& node, const Reduction& r, double correction, bool root);
   Outcome<bool> lowerComposite(const Node& node, const std::string& base);
   Outcome<bool> lowerArgReduce(const Node& node, const std::string& base);
   Outcome<bool> lowerVectorNorm(const Node& node, const std::string& base);

@@ -62,12 +62,15 @@ enum class ReduceForm {
   LogSumExp,   // the log of that sum plus the max
   LayerNorm,   // the mean, then the mean of squared deviations; weight and bias applied
   ArgIndex,    // the index of kind's extreme (ArgMax, ArgMin), first of ties, as int64
+  Variance,    // the mean, then the squared deviations' sum over (count − correction)
+  StdDev,      // the square root of Variance
 };
 // A reduction node's parameters, read from its arguments once.
 struct ReduceParams {
   std::vector<int64_t> dims;  // empty: every dim; negative: from the last
   bool keepdim = false;
   double eps = 1e-5;  // LayerNorm's
+  double correction = 1;  // Variance's and StdDev's: Bessel's by default
 };
 struct ReduceDef {
   ReduceForm form = ReduceForm::Reduce;

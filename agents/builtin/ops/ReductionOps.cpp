@@ -1,5 +1,5 @@
-// The reduction family: sums, means, extrema, their indices and products over one range of dims,
-// and logsumexp.
+// The reduction family: sums, means, extrema, their indices, products, variances and standard
+// deviations over one range of dims, and logsumexp.
 // Each entry names its ReduceKind and form, which KernelBuilder::lowerReduction builds, and reads
 // its dims and keepdim into ReduceParams.
 #include "agents/builtin/NodeArgs.h"
@@ -12,6 +12,13 @@ Outcome<ReduceParams> dimsAndKeepdim(const Node& node) {
   ReduceParams p;
   if (const Argument* d = node.arg("dim")) p.dims = asIntList(d->value).value_or(std::vector<int64_t>{});
   p.keepdim = node.arg("keepdim") && asNumber(node.arg("keepdim")->value).value_or(0) != 0;
+  return p;
+}
+
+// var and std: dims (None: every dim), keepdim and correction (None: 1).
+Outcome<ReduceParams> varianceParams(const Node& node) {
+  auto p = dimsAndKeepdim(node);
+  if (p) p.value().correction = number(node, "correction", 1.0);
   return p;
 }
 
@@ -43,6 +50,13 @@ void addReductionOps(Registry& r) {
     for (OpTest& t : r.ops.back().tests) t.inputs = {Domain::Whole};
   }
   add(r, "logsumexp", ReduceForm::LogSumExp, ReduceKind::Sum, {"default(x0, [1])", "default(x0, [0], True)"});
+  // var.dim, var.default and their std forms decompose to .correction before dispatch.
+  for (const auto& [name, form] : {std::pair{"var", ReduceForm::Variance}, std::pair{"std", ReduceForm::StdDev}}) {
+    add(r, name, form, ReduceKind::Sum,
+        {"correction(x0, None, correction=None)", "correction(x0, [1], correction=1)",
+         "correction(x0, [0], correction=0, keepdim=True)"});
+    r.ops.back().reduce->params = varianceParams;
+  }
 }
 
 }  // namespace stitch::agents::builtin::ops
