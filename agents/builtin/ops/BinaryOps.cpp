@@ -59,7 +59,7 @@ void addComparisons(Registry& r) {
   static const std::map<std::string, std::string> cmp{{"eq", "=="}, {"ne", "!="}, {"gt", ">"},
                                                        {"ge", ">="}, {"lt", "<"},  {"le", "<="}};
   for (const auto& [name, op] : cmp) {
-    pairOp(r, name, [op](const Operands& o) { return "((" + o.x() + " " + op + " " + o.y() + ") ? 1.0f : 0.0f)"; });
+    pairOp(r, name, [op = op](const Operands& o) { return "((" + o.x() + " " + op + " " + o.y() + ") ? 1.0f : 0.0f)"; });
     r.ops.back().tests = {{"torch.ops.aten." + name + ".Tensor(x0, x1)", {Domain::Whole, Domain::Whole}},
                           {"torch.ops.aten." + name + ".Scalar(x0, 1.0)", {Domain::Whole}}};
   }
