@@ -57,13 +57,6 @@ const std::set<std::string>& coordinateOps() {
   return ops;
 }
 
-// Tensors of one value, which read nothing but their size: zeros_like, full_like, ...
-const std::set<std::string>& fillOps() {
-  static const std::set<std::string> ops{"zeros_like", "ones_like", "full_like", "zeros", "ones", "full",
-                                         "new_zeros", "new_ones", "new_full"};
-  return ops;
-}
-
 std::vector<int64_t> nonUnit(const std::vector<int64_t>& shape) {
   std::vector<int64_t> r;
   for (int64_t s : shape)
@@ -94,7 +87,7 @@ OpClass classifyOp(const std::string& op) {
   // scalar_tensor holds the number it is given (`torch.where(c, x, 0.0)`): a kernel reads the number.
   if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty" || b == "scalar_tensor")
     return OpClass::Allocation;
-  if (ops::inFamily(op, ops::Family::Unary) || ops::inFamily(op, ops::Family::Binary) || fillOps().count(b) ||
+  if (ops::inFamily(op, ops::Family::Unary) || ops::inFamily(op, ops::Family::Binary) || ops::inFamily(op, ops::Family::Fill) ||
       coordinateOps().count(b))
     return OpClass::Elementwise;
   if (const ops::OpDef* d = ops::findOp(op); (d && d->reduce) || compositeOps().count(b)) return OpClass::Reduction;
@@ -434,14 +427,11 @@ Outcome<bool> KernelBuilder::lowerRegistered(const Node& node, const ops::OpDef&
 // A tensor of one value over its own shape. It joins a kernel of that iteration space only: a
 // fill broadcast over a larger one could not be written where a later kernel needs it (a piece of
 // a concatenation), so it opens a kernel of its own.
-Outcome<bool> KernelBuilder::lowerFill(const Node& node, const std::string& base) {
+Outcome<bool> KernelBuilder::lowerFill(const Node& node, double value) {
   const TensorInfo* out = graph_->tensor(node.outputs.at(0));
   if (out->dtype != kComputeType) return Failure{node.where() + ": fills a " + out->dtype + " tensor; the generated kernels write float32"};
   if (!kernel_.shape.empty() && kernel_.shape != out->shape)
     return Failure{node.where() + ": fills a tensor of another shape than this kernel's iteration space"};
-  const double value = base.find("zeros") != std::string::npos ? 0.0
-                       : base.find("ones") != std::string::npos ? 1.0
-                                                                 : number(node, "fill_value", 0.0);
   if (kernel_.shape.empty()) kernel_.shape = out->shape;
   auto map = alignedMap(out->shape, {}, node);
   if (!map) return map.error();
@@ -837,7 +827,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
 
   if (viewOps().count(b)) return lowerView(node, b);
   if (b == "add" && graph_->tensor(out0)->dtype == DType::Int64) return lowerIntegerCount(node);
-  if (fillOps().count(b)) return lowerFill(node, b);
+  if (const ops::OpDef* def = ops::findOp(node.op); def && def->fillValue) return lowerFill(node, def->fillValue(node));
 
   if (b == "constant_pad_nd") return lowerPad(node);
   if (b == "flip") return lowerFlip(node);

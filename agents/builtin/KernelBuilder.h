@@ -132,7 +132,7 @@ private:
                            const TensorInfo* weights);
   Outcome<bool> lowerScan(const Node& node, const std::string& base);
   Outcome<bool> lowerConcat(const Node& node);
-  Outcome<bool> lowerFill(const Node& node, const std::string& base);
+  Outcome<bool> lowerFill(const Node& node, double value);
   struct CoordinateRead {
     const TensorInfo* in;
     const TensorInfo* out;

@@ -19,6 +19,7 @@ void addUnaryOps(Registry& r);
 void addBinaryOps(Registry& r);
 void addReductionOps(Registry& r);
 void addNormalizationOps(Registry& r);
+void addFillOps(Registry& r);
 void addLibraryOps(Registry& r);
 
 }  // namespace stitch::agents::builtin::ops

@@ -4,7 +4,7 @@
 // lowers to a kernel function with typed parameters, and the numeric test that admits it. Kernel
 // functions (KernelValue::fn) carry their CUDA expression here too, so the emitter never meets a
 // name it does not know. One file per family: UnaryOps.cpp, BinaryOps.cpp, ReductionOps.cpp,
-// NormalizationOps.cpp, LibraryOps.cpp.
+// NormalizationOps.cpp, FillOps.cpp, LibraryOps.cpp.
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"  // ReduceKind
@@ -17,7 +17,7 @@
 
 namespace stitch::agents::builtin::ops {
 
-enum class Family { Unary, Binary, Reduction, Normalization, Library };
+enum class Family { Unary, Binary, Reduction, Normalization, Fill, Library };
 // What an operator's time is bound by, for cost estimates and the harness's precision guards.
 enum class CostKind { Elementwise, Gemm, Convolution };
 
@@ -101,6 +101,7 @@ struct OpDef {
   bool epilogue = false;  // a library call may fold it into its epilogue (LibraryCall.cpp)
   Lowering lower;         // elementwise operators; empty for the others
   std::optional<ReduceDef> reduce;  // reductions and normalizations
+  std::function<double(const Node& node)> fillValue;  // fills: the result's one value
   std::vector<OpTest> tests;
 };
 

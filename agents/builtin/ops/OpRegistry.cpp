@@ -17,6 +17,7 @@ struct Table {
     addBinaryOps(r);
     addReductionOps(r);
     addNormalizationOps(r);
+    addFillOps(r);
     addLibraryOps(r);
     for (std::size_t i = 0; i < r.ops.size(); ++i)
       if (!byName.emplace(r.ops[i].name, i).second) throw std::logic_error("operator registered twice: " + r.ops[i].name);
@@ -36,6 +37,7 @@ const char* familyName(Family f) {
     case Family::Binary: return "binary";
     case Family::Reduction: return "reduction";
     case Family::Normalization: return "normalization";
+    case Family::Fill: return "fill";
     case Family::Library: return "library";
   }
   return "";
