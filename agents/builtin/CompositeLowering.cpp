@@ -90,7 +90,6 @@ Outcome<int> KernelBuilder::normalize(const Node& node, int x, const std::vector
 }
 
 Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const std::string& b) {
-  if (b == "argmax" || b == "argmin") return lowerArgReduce(node, b);
   if (b == "any" || b == "all") {
     auto in = source(node, "self");
     if (!in) return in.error();
