@@ -40,6 +40,20 @@ TEST(CoverageBench, MatmulCostIsTheLargerOfItsBytesAndItsFlops) {
   EXPECT_DOUBLE_EQ(costs[1].us, 2.0);                                 // tiny: the per-operator floor
 }
 
+// The cost kind comes from the operator registry: linear and matmul are GEMMs (2 M N K FLOPs), an
+// operator the registry does not know costs as elementwise (its bytes).
+TEST(CoverageBench, TheRegistrysCostKindMakesLinearAndMatmulGemms) {
+  json g{{"tensors", {tensor("x", {512, 256}), tensor("w", {1024, 256}), tensor("y", {512, 1024}),
+                      tensor("z", {512, 1024})}},
+         {"nodes", {node(0, "aten::linear", {"x", "w"}, "y", 3), node(1, "aten::matmul", {"x", "w"}, "y", 4),
+                    node(2, "aten::not_a_registered_op", {"y"}, "z", 5)}}};
+  auto costs = estimateCosts(g);
+  ASSERT_EQ(costs.size(), 3u);
+  EXPECT_DOUBLE_EQ(costs[0].flops, 2.0 * 512 * 1024 * 256);
+  EXPECT_DOUBLE_EQ(costs[1].flops, 2.0 * 512 * 1024 * 256);
+  EXPECT_DOUBLE_EQ(costs[2].flops, 512.0 * 1024);  // one per element written
+}
+
 TEST(CoverageBench, ViewsCostNothingAndConvolutionsUseTheTf32Ceiling) {
   json transposed = json::array({json{{"name", "transposed"}, {"value", true}}});
   json forward = json::array({json{{"name", "transposed"}, {"value", false}}});
