@@ -82,14 +82,23 @@ export class Workbench {
       .first();
   }
 
+  // Go to Line can be closed under the test's hands (a notification or a job's message taking the
+  // focus as it opens): it is opened again, a few times, before the test fails.
   async gotoLine(line) {
-    await this.page.keyboard.press('Escape');
-    await this.page.keyboard.press('Control+G');
     const input = this.page.locator('.quick-input-widget .quick-input-box input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`:${line}`);
-    await input.press('Enter');
-    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    for (let attempt = 1; ; ++attempt) {
+      try {
+        await this.page.keyboard.press('Escape');
+        await this.page.keyboard.press('Control+G');
+        await input.waitFor({ state: 'visible', timeout: 5000 });
+        await input.fill(`:${line}`, { timeout: 5000 });
+        await input.press('Enter', { timeout: 5000 });
+        await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 });
+        return;
+      } catch (e) {
+        if (attempt === 4) throw e;
+      }
+    }
   }
 
   /** Shows the hover at the cursor with the keyboard (Ctrl+K Ctrl+I) and returns its text. */
