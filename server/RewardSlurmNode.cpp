@@ -2,6 +2,7 @@
 #include "server/RewardSlurmNode.h"
 
 #include "server/LineSocket.h"
+#include "server/HostShutdown.h"
 #include "server/Logger.h"
 #include "server/ResultFiles.h"
 #include "server/WorkerProcess.h"
@@ -51,6 +52,17 @@ RewardOutcome answer(const json& message, agents::Worker& worker, const RewardSe
   }
 }
 
+// Whether the job is being taken away (scancel, a node going down): Slurm signals every process of
+// the job, so the harness may die a moment before this process hears its own signal, and its answer
+// would be a crash that is Slurm's doing, not the candidate's. After a crashed worker it waits that
+// moment; when the job is ending, the request is left unanswered and the connection closed, so the
+// service runs it again on another worker.
+bool jobEnding(const RewardOutcome& outcome) {
+  if (!outcome.ok() && outcome.error().code == "worker_crashed")
+    for (int i = 0; i < 20 && terminationSignal() == 0; ++i) std::this_thread::sleep_for(100ms);
+  return terminationSignal() != 0;
+}
+
 }  // namespace
 
 int runRewardSlurmNode(const HostConfig& config, const RewardSettings& settings, const SlurmOptions& slurm) {
@@ -87,6 +99,7 @@ int runRewardSlurmNode(const HostConfig& config, const RewardSettings& settings,
     const json message = json::parse(line, nullptr, false);
     RewardOutcome outcome = message.is_object() ? answer(message, worker, settings, cancel)
                                                 : RewardOutcome(RewardFailure{400, "invalid_request", "an unreadable message"});
+    if (jobEnding(outcome)) break;
     json reply;
     if (outcome.ok()) reply["result"] = std::move(outcome).value();
     else {
