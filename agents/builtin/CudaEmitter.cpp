@@ -1279,14 +1279,20 @@ private:
       columnPass(o, row, passes_[p], S, ind);
       hoistRowValues(o, row, finished(p + 1), ind);
     }
-    o << ind << "if (live && ty == 0) {\n";
+    columnOutputs(o, row, S, ind, "live && ty == 0");
+    o << "    }\n  }\n}\n";
+    cached_.clear();
+  }
+
+  // A column block's outputs: its row outputs written by the threads `who` names (the first row
+  // group), its full-size outputs by every group.
+  void columnOutputs(std::ostream& o, Scope& row, int S, const std::string& ind, const std::string& who) {
+    o << ind << "if (" << who << ") {\n";
     Scope rowOutputs = row;  // what this block declares stays in it
     writeRowOutputs(o, rowOutputs, "t", ind + "  ", "");
     o << ind << "}\n";
     if (!fullOutputs().empty())
       columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
-    o << "    }\n  }\n}\n";
-    cached_.clear();
   }
 
   // Parts a column kernel splits its reduced dim into when its columns are too few to fill the GPU
@@ -1451,12 +1457,7 @@ private:
     Scope row;
     loadRowResults(o, finished(passes_.size()), ind, "t");
     hoistRowValues(o, row, finished(passes_.size()), ind);
-    o << ind << "if (live && ty == 0 && part == 0) {\n";
-    Scope rowOutputs = row;  // what this block declares stays in it
-    writeRowOutputs(o, rowOutputs, "t", ind + "  ", "");
-    o << ind << "}\n";
-    if (!fullOutputs().empty())
-      columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
+    columnOutputs(o, row, S, ind, "live && ty == 0 && part == 0");
     o << "  }\n}\n";
     splitColumns_ = false;
   }
