@@ -112,11 +112,17 @@ SECONDS=0
 for c in honest/elementwise_chain adversarial/try_except_fallback.py; do
   printf '{"id": "%s", "reference": "examples/elementwise_chain.py", "candidate": "tests/harness/%s"}\n\n' "$c" "$c"
 done >"$WORK/rows.jsonl"
-score() { "$BIN" score --batch "$WORK/rows.jsonl" --python "$PY" --log-level warning "$@"; }
-score --out "$WORK/scores-local.jsonl" 2>"$WORK/score-local.log" || fail "score --batch: $(cat "$WORK/score-local.log")"
-score --out "$WORK/scores-slurm.jsonl" --slurm 2>"$WORK/score-slurm.log" ||
-  fail "score --batch --slurm: $(cat "$WORK/score-slurm.log")"
-echo "score --batch, locally and on Slurm: ${SECONDS} s"
+# `CMD --batch` over the rows, locally into $WORK/NAME-local.jsonl and as a Slurm array into NAME-slurm.jsonl.
+local_and_slurm() {
+  local cmd=$1 name=$2 where
+  for where in local slurm; do
+    "$BIN" "$cmd" --batch "$WORK/rows.jsonl" --python "$PY" --log-level warning --out "$WORK/$name-$where.jsonl" \
+      $([ $where = slurm ] && echo --slurm) 2>"$WORK/$cmd-$where.log" ||
+      fail "$cmd --batch ($where): $(cat "$WORK/$cmd-$where.log")"
+  done
+  echo "$cmd --batch, locally and on Slurm: ${SECONDS} s"
+}
+local_and_slurm score scores
 "$PY" - "$WORK/scores-local.jsonl" "$WORK/scores-slurm.jsonl" <<'EOF' || fail "the Slurm run's scores differ"
 import json, sys
 def lines(path):
@@ -129,11 +135,7 @@ for a, b in zip(local, slurm):
 EOF
 # verify --batch, the same rows: the same verdicts locally and as an array, each line naming its node.
 SECONDS=0
-verify() { "$BIN" verify --batch "$WORK/rows.jsonl" --python "$PY" --log-level warning "$@"; }
-verify --out "$WORK/verdicts-local.jsonl" 2>"$WORK/verify-local.log" || fail "verify --batch: $(cat "$WORK/verify-local.log")"
-verify --out "$WORK/verdicts-slurm.jsonl" --slurm 2>"$WORK/verify-slurm.log" ||
-  fail "verify --batch --slurm: $(cat "$WORK/verify-slurm.log")"
-echo "verify --batch, locally and on Slurm: ${SECONDS} s"
+local_and_slurm verify verdicts
 "$PY" - "$WORK/verdicts-local.jsonl" "$WORK/verdicts-slurm.jsonl" <<'EOF' || fail "the Slurm run's verdicts differ"
 import json, sys
 def lines(path):
