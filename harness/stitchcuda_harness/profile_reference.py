@@ -68,15 +68,43 @@ def _self_time_us(evt: Any, on_gpu: bool) -> float:
     return float(evt.self_cpu_time_total)
 
 
-def _line_and_call(evt: Any) -> tuple[Optional[int], Any]:
-    """The user's line `evt` ran under, and the operator that line called which `evt` is part of
-    (`evt` itself, or its outermost enclosing operator below the line's range)."""
+def _recorded_parents(prof: Any) -> dict[int, tuple[str, Optional[int]]]:
+    """Each CPU operator's name and its enclosing operator's id, keyed by the operator's id, as the
+    profiler recorded its op stack. The events' own `cpu_parent` is rebuilt from whole-microsecond
+    times, and a child whose start and length are each truncated can seem to end after its parent:
+    relu's clamp_min then showed as an operator of the line, once in two calls. Empty where the
+    profiler keeps no tree; the events' parents serve then."""
+    try:
+        roots = prof.profiler.kineto_results.experimental_event_tree()
+    except (AttributeError, RuntimeError):
+        return {}
+    parents: dict[int, tuple[str, Optional[int]]] = {}
+    stack = [(node, None) for node in roots]
+    while stack:
+        node, parent = stack.pop()
+        parents[node.correlation_id] = (node.name, parent)
+        stack.extend((child, node.correlation_id) for child in node.children)
+    return parents
+
+
+def _line_and_call(evt: Any, recorded: dict[int, tuple[str, Optional[int]]]) -> tuple[Optional[int], str, bool]:
+    """The user's line `evt` ran under, the name of the operator that line called which `evt` is part
+    of (`evt` itself, or its outermost enclosing operator below the line's range), and whether that
+    operator is `evt` itself."""
+    if recorded.get(evt.id, ("",))[0] == evt.name:
+        call, own, parent = evt.name, True, recorded[evt.id][1]
+        while parent is not None and parent in recorded:
+            name, up = recorded[parent]
+            if name.startswith(_RANGE):
+                return int(name[len(_RANGE):]), call, own
+            call, own, parent = name, False, up
+        return None, call, own
     call, e = evt, getattr(evt, "cpu_parent", None)
     while e is not None:
         if e.name.startswith(_RANGE):
-            return int(e.name[len(_RANGE):]), call
+            return int(e.name[len(_RANGE):]), call.name, call is evt
         call, e = e, getattr(e, "cpu_parent", None)
-    return None, call
+    return None, call.name, call is evt
 
 
 def profile_reference(task: Task, device: torch.device, params: dict[str, Any]) -> dict[str, Any]:
@@ -108,13 +136,14 @@ def profile_reference(task: Task, device: torch.device, params: dict[str, Any]) 
     with open(task.path, encoding="utf-8", errors="replace") as f:
         source_lines = f.read().splitlines()
     per_line: dict[Optional[int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    recorded = _recorded_parents(prof)
     for evt in prof.events():
         if not str(getattr(evt, "device_type", "CPU")).endswith("CPU") or evt.name.startswith(_RANGE) or _profiler_own(evt.name):
             continue  # kernel rows: their time is already in the launching op's self device time
-        line, call = _line_and_call(evt)
-        slot = per_line[line][call.name]
+        line, call, own = _line_and_call(evt, recorded)
+        slot = per_line[line][call]
         slot[0] += max(0.0, _self_time_us(evt, on_gpu)) / iterations
-        slot[1] += 1 if call is evt else 0
+        slot[1] += 1 if own else 0
     for ops in per_line.values():
         for name in [n for n, v in ops.items() if v[0] <= 0]:
             del ops[name]  # no time of its own or inside it: nothing to show
