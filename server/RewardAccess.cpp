@@ -27,9 +27,10 @@ bool bearerMatches(std::string_view authorization, std::string_view token) {
   // The scheme is case-insensitive (RFC 7235); it is no secret, so it may be compared plainly.
   for (std::size_t i = 0; i < kScheme.size(); ++i)
     if ((authorization[i] | 0x20) != (kScheme[i] | 0x20)) return false;
-  const std::string_view given = authorization.substr(kScheme.size());
-  // Every byte of the expected token is read whatever `given` holds: the time depends on the token's
-  // length only, which the refusal may reveal.
+  return tokenMatches(authorization.substr(kScheme.size()), token);
+}
+
+bool tokenMatches(std::string_view given, std::string_view token) {
   unsigned char diff = given.size() == token.size() ? 0 : 1;
   for (std::size_t i = 0; i < token.size(); ++i)
     diff |= static_cast<unsigned char>(token[i] ^ (i < given.size() ? given[i] : 0));

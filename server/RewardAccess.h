@@ -12,6 +12,10 @@ namespace stitch::server {
 // anything else, including 0.0.0.0, :: and names that merely resolve to loopback.
 bool isLoopbackHost(std::string_view host);
 
+// Whether `given` is exactly the secret `token`, in a time that depends on the token's length only
+// (every byte of it is read whatever `given` holds), which a refusal may reveal.
+bool tokenMatches(std::string_view given, std::string_view token);
+
 // True when `authorization` is "Bearer TOKEN" with exactly `token` (non-empty). The comparison
 // takes the same time whatever the first differing byte.
 bool bearerMatches(std::string_view authorization, std::string_view token);

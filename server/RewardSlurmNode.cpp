@@ -7,7 +7,6 @@
 #include "server/ResultFiles.h"
 #include "server/WorkerProcess.h"
 
-#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -16,11 +15,6 @@ namespace {
 
 using protocol::json;
 using namespace std::chrono_literals;
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
 
 // The service, through its connection retried for a while: it may be busy taking other workers.
 std::unique_ptr<LineSocket> connectBack(const json& service) {
@@ -76,7 +70,8 @@ int runRewardSlurmNode(const HostConfig& config, const RewardSettings& settings,
     std::cerr << "stitchcuda serve-reward worker: cannot read " << serviceFile.string() << " (the service stopped?)\n";
     return 1;
   }
-  const std::string job = env("SLURM_ARRAY_JOB_ID") + "_" + env("SLURM_ARRAY_TASK_ID");
+  const json placement = slurmPlacement();
+  const std::string job = placement["job"];  // the array element: "JOB_INDEX"
   // The job's GPU is the environment's (Slurm's CUDA_VISIBLE_DEVICES): the worker sees it alone.
   WorkerProcess worker(WorkerSettings{config.python, config.harnessDir, {}, std::nullopt, config.loadTimeoutSeconds},
                        [](const json& event) {
@@ -90,7 +85,7 @@ int runRewardSlurmNode(const HostConfig& config, const RewardSettings& settings,
   const json hi{{"token", service["token"]},
                 {"seat", *slurm.element},
                 {"job", job},
-                {"placement", slurmPlacement()},
+                {"placement", placement},
                 {"hello", hello.ok() ? *hello.result : json{{"error", hello.error->message}}}};
   if (!socket->send(hi.dump())) return 1;
   logInfo("serve-reward worker " + job + ": connected to " + service.value("host", std::string()));

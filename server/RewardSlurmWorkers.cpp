@@ -2,6 +2,7 @@
 #include "server/RewardSlurmWorkers.h"
 
 #include "server/Logger.h"
+#include "server/RewardAccess.h"
 #include "server/RewardRequest.h"
 
 #include <fcntl.h>
@@ -31,12 +32,6 @@ agents::WorkerReply failed(std::string code, std::string message) {
   return {std::nullopt, agents::WorkerError{std::move(code), std::move(message), std::nullopt, std::nullopt}};
 }
 
-bool sameToken(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  return diff == 0;
-}
-
 std::string randomToken() {
   std::random_device rd;
   std::string token;
@@ -54,12 +49,6 @@ std::optional<std::string> writePrivate(const fs::path& file, const std::string&
   }
   ::close(fd);
   return std::nullopt;
-}
-
-std::string hostName() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
 }
 
 }  // namespace
@@ -184,8 +173,9 @@ void RewardSlurmWorkers::admit(std::unique_ptr<LineSocket> socket) {
   std::string line;
   if (socket->read(line, std::chrono::steady_clock::now() + 10s) != LineSocket::Read::line) return;
   const json hi = json::parse(line, nullptr, false);
-  if (!hi.is_object() || !hi.contains("token") || !hi["token"].is_string() || !sameToken(hi["token"], token_) ||
-      !hi.contains("seat") || !hi["seat"].is_number_unsigned() || !hi.contains("job") || !hi["job"].is_string())
+  if (!hi.is_object() || !hi.contains("token") || !hi["token"].is_string() ||
+      !tokenMatches(hi["token"].get<std::string>(), token_) || !hi.contains("seat") ||
+      !hi["seat"].is_number_unsigned() || !hi.contains("job") || !hi["job"].is_string())
     return;
   const std::size_t seat = hi["seat"];
   const std::string job = hi["job"];

@@ -276,15 +276,17 @@ const std::vector<std::string>& slurmOptionNames() {
   return names;
 }
 
+std::string hostName() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
 json slurmPlacement() {
   json p{{"node", envOr("SLURMD_NODENAME", "")},
          {"job", envOr("SLURM_ARRAY_JOB_ID", "?") + "_" + envOr("SLURM_ARRAY_TASK_ID", "?")},
          {"gpu", envOr("CUDA_VISIBLE_DEVICES", "")}};
-  if (p["node"] == "") {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    p["node"] = host;
-  }
+  if (p["node"] == "") p["node"] = hostName();
   if (const char* restarts = std::getenv("SLURM_RESTART_COUNT")) p["restarts"] = std::atoi(restarts);
   // The device's name, where the node has a driver: the first visible GPU (a numeric index of this list).
   ToolRun smi = runTool({"nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"});

@@ -41,6 +41,9 @@ const std::vector<std::string>& slurmOptionNames();
 // Where a finished element ran: added to its verdict.
 protocol::json slurmPlacement();
 
+// This machine's host name, as gethostname() gives it.
+std::string hostName();
+
 // In an element: checks that the plan's keys are `keys` (the suite or the batch file has not changed
 // since it was submitted), runs `work(options.element)` and writes what it returns, with where it ran,
 // to the element's file (atomically). Nothing (a stop signal cut the work short) writes nothing and
