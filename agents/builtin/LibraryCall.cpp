@@ -3,6 +3,7 @@
 
 #include "agents/builtin/MemoryFormat.h"
 #include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/ops/OpDef.h"
 
 #include <algorithm>
 #include <optional>
@@ -64,7 +65,8 @@ std::string dims(const std::vector<int64_t>& v) {
   return s;
 }
 
-Outcome<LibraryCall> matchGemm(const Graph& g, const Node& node) {
+// A GEMM of rank-2 matrices (mm) or rank-3 batches of them (bmm).
+Outcome<LibraryCall> matchGemm(const Graph& g, const Node& node, std::size_t rank) {
   const Argument* self = node.arg("self");
   const Argument* other = node.arg("mat2");
   if (!self || !other || !self->tensor || !other->tensor || node.outputs.size() != 1)
@@ -72,7 +74,6 @@ Outcome<LibraryCall> matchGemm(const Graph& g, const Node& node) {
   const TensorInfo* a = g.tensor(*self->tensor);
   const TensorInfo* b = g.tensor(*other->tensor);
   const TensorInfo* out = g.tensor(node.outputs[0]);
-  const std::size_t rank = baseName(node.op) == "bmm" ? 3 : 2;
   if (a->shape.size() != rank || b->shape.size() != rank || out->shape.size() != rank)
     return Failure{node.where() + ": operands of rank " + std::to_string(a->shape.size()) + " and " +
                    std::to_string(b->shape.size())};
@@ -272,15 +273,20 @@ Outcome<LibraryCall> matchRnn(const Graph& g, const Node& node) {
 
 }  // namespace
 
+// cuDNN's RNN call, the one anchor the registry does not list.
+constexpr char kCudnnRnn[] = "_cudnn_rnn";
+
 bool isLibraryOp(const std::string& op) {
-  const std::string b = baseName(op);
-  return b == "mm" || b == "bmm" || b == "convolution" || b == "_cudnn_rnn";
+  return ops::libraryKind(op) != ops::LibraryKind::None || baseName(op) == kCudnnRnn;
 }
 
+bool isBatchNorm(const std::string& op) { return baseName(op).find("batch_norm") != std::string::npos; }
+
 Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node) {
-  const std::string b = baseName(node.op);
-  if (b == "_cudnn_rnn") return matchRnn(graph, node);
-  return b == "convolution" ? matchConv(graph, node) : matchGemm(graph, node);
+  if (baseName(node.op) == kCudnnRnn) return matchRnn(graph, node);
+  const ops::LibraryKind kind = ops::libraryKind(node.op);
+  if (kind == ops::LibraryKind::Convolution) return matchConv(graph, node);
+  return matchGemm(graph, node, kind == ops::LibraryKind::BatchedGemm ? 3 : 2);
 }
 
 namespace {
@@ -313,18 +319,19 @@ bool foldConvEpilogue(ConvCall& cv, const Graph& graph, const Node& node) {
   if (cv.transposed) return false;
   ConvEpilogue& e = cv.epilogue;
   const std::string b = baseName(node.op);
+  const ops::EpilogueRole role = ops::epilogueRole(node.op);
   const int64_t channels = cv.outShape[1];
   const std::size_t rank = cv.outShape.size();
   auto readsConv = [&](const char* name) {
     const Argument* a = node.arg(name);
     return a && a->tensor && readsOutput(graph, *a->tensor, cv.output);
   };
-  if (b == "add" && e.empty() && number(node, "alpha", 1.0) == 1.0) {
+  if (role == ops::EpilogueRole::Bias && e.empty() && number(node, "alpha", 1.0) == 1.0) {
     const Argument* vec = readsConv("self") ? node.arg("other") : readsConv("other") ? node.arg("self") : nullptr;
     auto bias = vec && vec->tensor ? channelVector(graph, *vec->tensor, channels, rank) : std::nullopt;
     if (!bias) return false;
     e.bias = *bias;
-  } else if (b.find("batch_norm") != std::string::npos && e.mean.empty() && !e.relu && readsConv("input")) {
+  } else if (isBatchNorm(b) && e.mean.empty() && !e.relu && readsConv("input")) {
     // As KernelBuilder::lowerBatchNorm reads it: the no-training forms, or training=False.
     const bool training = b == "_native_batch_norm_legit_no_training" || b == "_batch_norm_no_update"
                               ? false
@@ -340,7 +347,7 @@ bool foldConvEpilogue(ConvCall& cv, const Graph& graph, const Node& node) {
     if (!mean || !var || !scale || !shift) return false;
     e.mean = *mean, e.var = *var, e.scale = *scale, e.shift = *shift;
     e.eps = number(node, "eps", number(node, "epsilon", 1e-5));
-  } else if (b == "relu" && !e.relu && readsConv("self")) {
+  } else if (role == ops::EpilogueRole::Relu && !e.relu && readsConv("self")) {
     e.relu = true;
   } else {
     return false;
@@ -374,19 +381,20 @@ bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
   }
   if (node.outputs.size() != 1) return false;
   GemmCall& gm = call.gemm;
-  const std::string b = baseName(node.op);
+  const ops::EpilogueRole role = ops::epilogueRole(node.op);
   const Argument* self = node.arg("self");
   const Argument* other = node.arg("other");
   const bool selfIsOut = self && self->tensor && readsOutput(graph, *self->tensor, gm.output);
   bool folded = false;
-  if (b == "mul" && gm.activation.empty() && !gm.bias) {
+  if (role == ops::EpilogueRole::Scale && gm.activation == GemmActivation::None && !gm.bias) {
     // x * c or c * x with a number c: cuBLASLt's alpha.
     const Argument* scalar = selfIsOut ? other : (other && other->tensor && readsOutput(graph, *other->tensor, gm.output) ? self : nullptr);
     if (auto c = scalar && !scalar->tensor ? asNumber(scalar->value) : std::nullopt) {
       gm.alpha *= *c;
       folded = true;
     }
-  } else if (b == "add" && gm.activation.empty() && !gm.bias && number(node, "alpha", 1.0) == 1.0) {
+  } else if (role == ops::EpilogueRole::Bias && gm.activation == GemmActivation::None && !gm.bias &&
+             number(node, "alpha", 1.0) == 1.0) {
     const Argument* vec = selfIsOut ? other : (other && other->tensor && readsOutput(graph, *other->tensor, gm.output) ? self : nullptr);
     const TensorInfo* v = vec && vec->tensor ? graph.tensor(*vec->tensor) : nullptr;
     // A [n] vector (leading unit dims allowed) with unit stride: the row-broadcast bias.
@@ -396,11 +404,10 @@ bool foldEpilogue(LibraryCall& call, const Graph& graph, const Node& node) {
         folded = true;
       }
     }
-  } else if ((b == "relu" || b == "gelu") && gm.activation.empty() && selfIsOut) {
-    const Argument* approx = node.arg("approximate");
-    const std::string form = approx && std::holds_alternative<std::string>(approx->value) ? std::get<std::string>(approx->value) : "none";
-    if (b == "relu") gm.activation = "relu", folded = true;
-    else if (form == "tanh") gm.activation = "gelu_tanh", folded = true;
+  } else if ((role == ops::EpilogueRole::Relu || role == ops::EpilogueRole::Gelu) && gm.activation == GemmActivation::None &&
+             selfIsOut) {
+    if (role == ops::EpilogueRole::Relu) gm.activation = GemmActivation::Relu, folded = true;
+    else if (ops::geluTanh(node)) gm.activation = GemmActivation::GeluTanh, folded = true;
   }
   if (!folded) return false;
   const TensorInfo* out = graph.tensor(node.outputs[0]);
@@ -593,7 +600,7 @@ std::string LibraryCall::describe() const {
   std::vector<std::string> ep;
   if (gemm.alpha != 1.0) ep.push_back("scale");
   if (gemm.bias) ep.push_back("bias");
-  if (!gemm.activation.empty()) ep.push_back(gemm.activation == "relu" ? "relu" : "gelu(tanh)");
+  if (gemm.activation != GemmActivation::None) ep.push_back(gemm.activation == GemmActivation::Relu ? "relu" : "gelu(tanh)");
   if (!ep.empty()) {
     s += ", ";
     for (std::size_t i = 0; i < ep.size(); ++i) s += (i ? " + " : "") + ep[i];

@@ -24,12 +24,15 @@ struct MatrixOperand {
   bool operator==(const MatrixOperand&) const = default;
 };
 
+// The activation a GEMM's epilogue applies (cuBLASLt's GELU is the tanh form).
+enum class GemmActivation { None, Relu, GeluTanh };
+
 struct GemmCall {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   MatrixOperand a, b;  // out[m, n] = alpha * a[m, k] @ b[k, n] (+ bias[n]), then the activation
   double alpha = 1.0;
   std::optional<MatrixOperand> bias;  // a [n] vector broadcast over rows
-  std::string activation;             // "", "relu" or "gelu_tanh"
+  GemmActivation activation = GemmActivation::None;
   std::string output;                 // written contiguous [batch, m, n]
   // Computes in TF32 on tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), as eager runs its matmuls
   // while torch.backends.cuda.matmul.allow_tf32 is on; else exact fp32.
@@ -159,9 +162,11 @@ bool pointwiseGemm(const ConvCall& c);
 // phase for the tile within 32 KiB of shared memory and a grid within CUDA's limits.
 int directDeconvTile(const ConvCall& c);
 
-// mm, bmm, convolution and _cudnn_rnn (after normalizeGraph, addmm/baddbmm are mm/bmm plus
-// explicit nodes).
+// The anchors of library calls: the registry's (mm, bmm, convolution; ops::LibraryKind) and
+// _cudnn_rnn (after normalizeGraph, addmm/baddbmm are mm/bmm plus explicit nodes).
 bool isLibraryOp(const std::string& op);
+// Any of ATen's batch norm forms, which a convolution's epilogue folds in inference mode.
+bool isBatchNorm(const std::string& op);
 // Says why when the operands do not fit (a dtype, a layout neither row- nor column-major, ...).
 Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node);
 // Folds `node` into the call's epilogue when the call can apply it there and it reads the call's

@@ -46,8 +46,11 @@ std::vector<int64_t> spatial2d(std::vector<int64_t> v, bool oneD, int64_t unit) 
 
 // The cuBLASLt epilogue that applies the call's bias and activation as the GEMM stores.
 const char* gemmEpilogue(const GemmCall& g) {
-  if (g.activation == "relu") return g.bias ? "CUBLASLT_EPILOGUE_RELU_BIAS" : "CUBLASLT_EPILOGUE_RELU";
-  if (g.activation == "gelu_tanh") return g.bias ? "CUBLASLT_EPILOGUE_GELU_BIAS" : "CUBLASLT_EPILOGUE_GELU";
+  switch (g.activation) {
+    case GemmActivation::Relu: return g.bias ? "CUBLASLT_EPILOGUE_RELU_BIAS" : "CUBLASLT_EPILOGUE_RELU";
+    case GemmActivation::GeluTanh: return g.bias ? "CUBLASLT_EPILOGUE_GELU_BIAS" : "CUBLASLT_EPILOGUE_GELU";
+    case GemmActivation::None: break;
+  }
   return g.bias ? "CUBLASLT_EPILOGUE_BIAS" : "CUBLASLT_EPILOGUE_DEFAULT";
 }
 

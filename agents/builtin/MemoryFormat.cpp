@@ -5,6 +5,7 @@
 #include "agents/builtin/KernelBuilder.h"
 #include "agents/builtin/NodeArgs.h"
 #include "agents/builtin/RuntimeRows.h"
+#include "agents/builtin/ops/OpDef.h"
 
 #include <algorithm>
 #include <functional>
@@ -34,7 +35,7 @@ bool isChannelsLast(const TensorInfo& t) {
 }
 
 std::string whyNotChannelsLast(const Graph& graph, const Node& node, const PlannerOptions& options) {
-  if (baseName(node.op) != "convolution" || generatesConvolution(graph, node))
+  if (ops::libraryKind(node.op) != ops::LibraryKind::Convolution || generatesConvolution(graph, node))
     return "not a convolution cuDNN runs (the generated depthwise kernel reads any layout)";
   if (options.layout == LayoutMode::Nchw) return "the job asks for NCHW (--layout nchw)";
   // By default only where cuDNN runs the convolution in TF32 (eager's cudnn.allow_tf32): its
@@ -83,8 +84,6 @@ bool isPool(const std::string& base) {
   return (base.rfind("max_pool", 0) == 0 || base.rfind("avg_pool", 0) == 0);
 }
 
-bool isBatchNorm(const std::string& base) { return base.find("batch_norm") != std::string::npos; }
-
 bool inferenceBatchNorm(const Node& n) {
   const std::string b = baseName(n.op);
   if (b == "_native_batch_norm_legit_no_training" || b == "_batch_norm_no_update") return true;
@@ -96,7 +95,8 @@ bool inferenceBatchNorm(const Node& n) {
 bool writesAnyLayout(const Graph& g, const Node& n, const PlannerOptions& o) {
   const std::string b = baseName(n.op);
   if (n.kind != "compute") return false;
-  if (b == "convolution") return generatesConvolution(g, n) || convolutionPrefersChannelsLast(g, n, o);
+  if (ops::libraryKind(n.op) == ops::LibraryKind::Convolution)
+    return generatesConvolution(g, n) || convolutionPrefersChannelsLast(g, n, o);
   if (isBatchNorm(b)) return inferenceBatchNorm(n);
   if (isPool(b)) return true;
   return classifyOp(n.op) == OpClass::Elementwise;
@@ -106,7 +106,7 @@ bool writesAnyLayout(const Graph& g, const Node& n, const PlannerOptions& o) {
 bool readsAnyLayout(const Graph& g, const Node& n, const std::string& arg, const PlannerOptions& o) {
   const std::string b = baseName(n.op);
   if (n.kind == "view") return false;
-  if (b == "convolution") return arg == "input" && writesAnyLayout(g, n, o);
+  if (ops::libraryKind(n.op) == ops::LibraryKind::Convolution) return arg == "input" && writesAnyLayout(g, n, o);
   if (isBatchNorm(b)) return arg == "input" && inferenceBatchNorm(n);
   if (isPool(b)) return arg == "self";
   const OpClass c = classifyOp(n.op);

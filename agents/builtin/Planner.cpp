@@ -11,6 +11,7 @@
 #include "agents/builtin/KernelBuilder.h"
 #include "agents/builtin/MemoryFormat.h"
 #include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/ops/OpDef.h"
 
 #include <algorithm>
 #include <set>
@@ -147,10 +148,7 @@ private:
   // one before ends where a convolution's epilogue may end: at the forward's result or at another
   // library call.
   bool tailEndsInEpilogue(const Node& n) const {
-    auto normOrRelu = [](const Node& m) {
-      const std::string b = baseName(m.op);
-      return b == "relu" || b.find("batch_norm") != std::string::npos;
-    };
+    auto normOrRelu = [](const Node& m) { return ops::epilogueRole(m.op) == ops::EpilogueRole::Relu || isBatchNorm(m.op); };
     const Node* at = &n;
     for (int depth = 0; depth < 16 && !at->outputs.empty(); ++depth) {
       const Node* reader = nullptr;

@@ -35,7 +35,7 @@ TEST(LibraryPlan, LinearBiasReluIsOneCublasLtCallWithTheEpilogue) {
   EXPECT_EQ(g.m, 32768);
   EXPECT_EQ(g.k, 256);
   EXPECT_TRUE(g.bias.has_value());
-  EXPECT_EQ(g.activation, "relu");
+  EXPECT_EQ(g.activation, GemmActivation::Relu);
   // linear's weight is read through its transposed view: column-major, no copy.
   EXPECT_EQ(g.b.rowStride, 1);
   EXPECT_EQ(g.b.colStride, 256);
@@ -48,11 +48,11 @@ TEST(LibraryPlan, LinearBiasReluIsOneCublasLtCallWithTheEpilogue) {
 TEST(LibraryPlan, TanhGeluFoldsButErfGeluStaysInAGeneratedKernel) {
   const Plan tanh = planOf("73_linear_gelu_tanh");
   ASSERT_EQ(kinds(tanh), "G");
-  EXPECT_EQ(tanh.kernels[0].library->gemm.activation, "gelu_tanh");
+  EXPECT_EQ(tanh.kernels[0].library->gemm.activation, GemmActivation::GeluTanh);
   const Plan erf = planOf("74_linear_gelu");
   ASSERT_EQ(kinds(erf), "GK");
   EXPECT_TRUE(erf.kernels[0].library->gemm.bias.has_value());
-  EXPECT_EQ(erf.kernels[0].library->gemm.activation, "");
+  EXPECT_EQ(erf.kernels[0].library->gemm.activation, GemmActivation::None);
   EXPECT_EQ(erf.kernels[1].reads(), std::vector<std::string>{erf.kernels[0].library->output()});
 }
 
@@ -67,9 +67,9 @@ TEST(LibraryPlan, AddmmAlphaFoldsIntoTheGemmAndBetaTimesSelfIntoTheTail) {
 TEST(LibraryPlan, ThreeLayerMlpIsThreeGemmsWithReluEpilogues) {
   const Plan p = planOf("86_mlp_3layer");
   ASSERT_EQ(kinds(p), "GGG");
-  EXPECT_EQ(p.kernels[0].library->gemm.activation, "relu");
-  EXPECT_EQ(p.kernels[1].library->gemm.activation, "relu");
-  EXPECT_EQ(p.kernels[2].library->gemm.activation, "");
+  EXPECT_EQ(p.kernels[0].library->gemm.activation, GemmActivation::Relu);
+  EXPECT_EQ(p.kernels[1].library->gemm.activation, GemmActivation::Relu);
+  EXPECT_EQ(p.kernels[2].library->gemm.activation, GemmActivation::None);
   EXPECT_EQ(p.kernels[1].library->gemm.a.tensorId, p.kernels[0].library->output());
 }
 

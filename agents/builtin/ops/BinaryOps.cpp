@@ -22,9 +22,9 @@ std::string infix(const Operands& o, const char* op) { return "(" + o.x() + " " 
 
 // add, sub and rsub: a ± alpha·b (rsub is other − alpha·self).
 void addArithmetic(Registry& r) {
-  pairOp(r, "add", [](const Operands& o) { return infix(o, "+"); }).epilogue = true;
+  pairOp(r, "add", [](const Operands& o) { return infix(o, "+"); }).foldsAs(EpilogueRole::Bias);
   pairOp(r, "sub", [](const Operands& o) { return infix(o, "-"); });
-  pairOp(r, "mul", [](const Operands& o) { return infix(o, "*"); }).epilogue = true;
+  pairOp(r, "mul", [](const Operands& o) { return infix(o, "*"); }).foldsAs(EpilogueRole::Scale);
   pairOp(r, "div", [](const Operands& o) { return infix(o, "/"); });
   for (const std::string name : {"add", "sub"}) {
     OpDef& d = r.ops[name == "add" ? r.ops.size() - 4 : r.ops.size() - 3];

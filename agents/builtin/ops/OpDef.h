@@ -20,6 +20,14 @@ namespace stitch::agents::builtin::ops {
 enum class Family { Unary, Binary, Reduction, Normalization, Fill, Library };
 // What an operator's time is bound by, for cost estimates and the harness's precision guards.
 enum class CostKind { Elementwise, Gemm, Convolution };
+// The library call a node of a library operator anchors (LibraryCall.cpp): a GEMM of two matrices
+// or of two batches of them through cuBLASLt, or a convolution through cuDNN. None for the library
+// operators normalizeGraph rewrites into these (addmm, linear, matmul, the convolution overloads).
+enum class LibraryKind { None, Gemm, BatchedGemm, Convolution };
+// What a library call's epilogue makes of an operator that reads the call's output
+// (LibraryCall.cpp's foldEpilogue): a multiply by a number (a GEMM's alpha), a bias add, or an
+// activation. GELU folds only in its tanh form (geluTanh), the one cuBLASLt has.
+enum class EpilogueRole { None, Scale, Bias, Relu, Gelu };
 
 // A kernel function's operands as CUDA source, and its parameters.
 struct Operands {
@@ -93,16 +101,22 @@ struct OpTest {
 };
 
 struct OpDef {
-  OpDef(std::string n, Family f, CostKind c = CostKind::Elementwise, bool e = false)
-      : name(std::move(n)), family(f), cost(c), epilogue(e) {}
+  OpDef(std::string n, Family f, CostKind c = CostKind::Elementwise) : name(std::move(n)), family(f), cost(c) {}
   std::string name;  // the ATen base name, without namespace or overload
   Family family = Family::Unary;
   CostKind cost = CostKind::Elementwise;
   bool epilogue = false;  // a library call may fold it into its epilogue (LibraryCall.cpp)
+  EpilogueRole epilogueRole = EpilogueRole::None;  // how it folds there; set with `epilogue` by foldsAs
+  LibraryKind library = LibraryKind::None;         // library operators: the call a node anchors
   Lowering lower;         // elementwise operators; empty for the others
   std::optional<ReduceDef> reduce;  // reductions and normalizations
   std::function<double(const Node& node)> fillValue;  // fills: the result's one value
   std::vector<OpTest> tests;
+  OpDef& foldsAs(EpilogueRole role) {
+    epilogue = true;
+    epilogueRole = role;
+    return *this;
+  }
 };
 
 // The operator of an ATen name ("aten::gelu", "gelu.default" or "gelu"), or null.
@@ -110,6 +124,18 @@ const OpDef* findOp(const std::string& op);
 const std::vector<OpDef>& allOps();
 // Whether an operator of `family` is registered under `op`'s base name.
 bool inFamily(const std::string& op, Family family);
+// What a node of `op` is to a library call: the call it anchors, and what the call's epilogue makes
+// of it; None for both where `op` has no entry.
+inline LibraryKind libraryKind(const std::string& op) {
+  const OpDef* d = findOp(op);
+  return d ? d->library : LibraryKind::None;
+}
+inline EpilogueRole epilogueRole(const std::string& op) {
+  const OpDef* d = findOp(op);
+  return d ? d->epilogueRole : EpilogueRole::None;
+}
+// Whether a gelu node computes the tanh approximation (approximate='tanh').
+bool geluTanh(const Node& node);
 // The kernel function `fn`, or null.
 const KernelFn* findFn(const std::string& fn);
 // `fn`'s CUDA expression over its operands, or a failure naming it.

@@ -109,15 +109,14 @@ void addMaskNot(Registry& r) {
 }
 
 void addActivations(Registry& r) {
-  r.simple("relu", Family::Unary, [](const Operands& o) { return "sc_max(" + o.x() + ", 0.0f)"; }).epilogue = true;
+  r.simple("relu", Family::Unary, [](const Operands& o) { return "sc_max(" + o.x() + ", 0.0f)"; }).foldsAs(EpilogueRole::Relu);
   r.ops.back().tests = {{"torch.ops.aten.relu.default(x0)"}};
   r.fn("gelu", [](const Operands& o) { return "sc_gelu(" + o.x() + ")"; });
   r.fn("gelu_tanh", [](const Operands& o) { return "sc_gelu_tanh(" + o.x() + ")"; });
-  OpDef gelu{"gelu", Family::Unary, CostKind::Elementwise, true};
+  OpDef gelu{"gelu", Family::Unary};
+  gelu.foldsAs(EpilogueRole::Gelu);
   gelu.lower = [](const Node& node, const Graph&) -> Outcome<Lowered> {
-    const Argument* a = node.arg("approximate");
-    auto s = a ? std::get_if<std::string>(&a->value) : nullptr;
-    return withParams(s && *s == "tanh" ? "gelu_tanh" : "gelu", {});
+    return withParams(geluTanh(node) ? "gelu_tanh" : "gelu", {});
   };
   gelu.tests = {{"torch.ops.aten.gelu.default(x0)"}, {"torch.ops.aten.gelu.default(x0, approximate='tanh')"}};
   r.ops.push_back(std::move(gelu));
@@ -297,6 +296,12 @@ void addRound(Registry& r) {
 }
 
 }  // namespace
+
+bool geluTanh(const Node& node) {
+  const Argument* a = node.arg("approximate");
+  auto s = a ? std::get_if<std::string>(&a->value) : nullptr;
+  return s && *s == "tanh";
+}
 
 void addUnaryOps(Registry& r) {
   addCopies(r);
