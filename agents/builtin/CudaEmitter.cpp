@@ -604,9 +604,9 @@ private:
     const KernelValue& S = k_.values[s];
     if (M.reduce != ReduceKind::Max || S.reduce != ReduceKind::Sum) return false;
     const KernelValue& e = k_.values[S.args[0]];
-    if (e.op != ValueOp::Unary || e.fn != "exp" || !e.params.empty()) return false;
+    if (e.op != ValueOp::Unary || e.fn != ops::fn::kExp || !e.params.empty()) return false;
     const KernelValue& d = k_.values[e.args[0]];
-    return d.op == ValueOp::Binary && d.fn == "sub" && d.args[0] == M.args[0] && d.args[1] == m;
+    return d.op == ValueOp::Binary && d.fn == ops::fn::kSub && d.args[0] == M.args[0] && d.args[1] == m;
   }
 
   // A norm's statistics: `a` the Sum of x, `b` a later Sum of (x − mean)², mean = a / n with n the
@@ -617,15 +617,15 @@ private:
     if (A.reduce != ReduceKind::Sum || B.reduce != ReduceKind::Sum) return -1;
     const KernelValue& sq = k_.values[B.args[0]];
     int c = -1;
-    if (sq.op == ValueOp::Binary && sq.fn == "mul" && sq.args[0] == sq.args[1]) c = sq.args[0];
-    if (sq.op == ValueOp::Unary && sq.fn == "square") c = sq.args[0];
-    if (sq.op == ValueOp::Unary && sq.fn == "pow_scalar" && sq.params == std::vector<double>{2.0}) c = sq.args[0];
+    if (sq.op == ValueOp::Binary && sq.fn == ops::fn::kMul && sq.args[0] == sq.args[1]) c = sq.args[0];
+    if (sq.op == ValueOp::Unary && sq.fn == ops::fn::kSquare) c = sq.args[0];
+    if (sq.op == ValueOp::Unary && sq.fn == ops::fn::kPowScalar && sq.params == std::vector<double>{2.0}) c = sq.args[0];
     if (c < 0) return -1;
     const KernelValue& C = k_.values[c];
-    if (C.op != ValueOp::Binary || C.fn != "sub" || C.args[0] != A.args[0]) return -1;
+    if (C.op != ValueOp::Binary || C.fn != ops::fn::kSub || C.args[0] != A.args[0]) return -1;
     const int q = C.args[1];
     const KernelValue& Q = k_.values[q];
-    if (Q.op != ValueOp::Binary || Q.fn != "div" || Q.args[0] != a) return -1;
+    if (Q.op != ValueOp::Binary || Q.fn != ops::fn::kDiv || Q.args[0] != a) return -1;
     const KernelValue& n = k_.values[Q.args[1]];
     if (n.op != ValueOp::Constant || n.params.at(0) != static_cast<double>(k_.reduced())) return -1;
     return q;

@@ -23,9 +23,9 @@ std::string infix(const Operands& o, const char* op) { return "(" + o.x() + " " 
 // add, sub and rsub: a ± alpha·b (rsub is other − alpha·self).
 void addArithmetic(Registry& r) {
   pairOp(r, "add", [](const Operands& o) { return infix(o, "+"); }).foldsAs(EpilogueRole::Bias);
-  pairOp(r, "sub", [](const Operands& o) { return infix(o, "-"); });
-  pairOp(r, "mul", [](const Operands& o) { return infix(o, "*"); }).foldsAs(EpilogueRole::Scale);
-  pairOp(r, "div", [](const Operands& o) { return infix(o, "/"); });
+  pairOp(r, fn::kSub, [](const Operands& o) { return infix(o, "-"); });
+  pairOp(r, fn::kMul, [](const Operands& o) { return infix(o, "*"); }).foldsAs(EpilogueRole::Scale);
+  pairOp(r, fn::kDiv, [](const Operands& o) { return infix(o, "/"); });
   for (const std::string name : {"add", "sub"}) {
     OpDef& d = r.ops[name == "add" ? r.ops.size() - 4 : r.ops.size() - 3];
     d.lower = [name](const Node& n, const Graph&) -> Outcome<Lowered> {
@@ -41,12 +41,12 @@ void addArithmetic(Registry& r) {
   div.lower = [](const Node& n, const Graph&) -> Outcome<Lowered> {
     if (n.arg("rounding_mode") && !isNone(n, "rounding_mode"))
       return Failure{n.where() + ": division with a rounding mode is left to PyTorch"};
-    return Lowered{"div", {"self", "other"}};
+    return Lowered{fn::kDiv, {"self", "other"}};
   };
   div.tests = {{"torch.ops.aten.div.Tensor(x0, x1)", {Domain::Real, Domain::Positive}}};
   OpDef rsub{"rsub", Family::Binary};
   rsub.lower = [](const Node& n, const Graph&) -> Outcome<Lowered> {
-    Lowered l{"sub", {"self", "other"}};
+    Lowered l{fn::kSub, {"self", "other"}};
     l.reversed = true;
     l.alpha = number(n, "alpha", 1.0);
     return l;
@@ -86,7 +86,7 @@ void addSelection(Registry& r) {
 // pow: of two tensors, or of a tensor to a number (small integer and half exponents spelled out).
 void addPowers(Registry& r) {
   r.fn("pow", [](const Operands& o) { return "powf(" + o.x() + ", " + o.y() + ")"; });
-  r.fn("pow_scalar", [](const Operands& o) {
+  r.fn(fn::kPowScalar, [](const Operands& o) {
     const std::string& x = o.x();
     const double e = o.params.at(0);
     if (e == 1.0) return x;
@@ -99,7 +99,7 @@ void addPowers(Registry& r) {
   OpDef pow{"pow", Family::Binary};
   pow.lower = [](const Node& n, const Graph&) -> Outcome<Lowered> {
     const std::string ov = overload(n.op);
-    if (ov == "Tensor_Scalar") return Lowered{"pow_scalar", {"self"}, {number(n, "exponent", 1.0)}};
+    if (ov == "Tensor_Scalar") return Lowered{fn::kPowScalar, {"self"}, {number(n, "exponent", 1.0)}};
     if (ov != "Tensor_Tensor") return Failure{n.where() + ": this pow overload is left to PyTorch"};
     return Lowered{"pow", {"self", "exponent"}};
   };

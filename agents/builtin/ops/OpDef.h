@@ -44,6 +44,17 @@ struct KernelFn {
   std::string name;
   std::function<std::string(const Operands&)> cuda;
 };
+// Kernel functions that code outside the registry recognises by name: CudaEmitter finds softmax's
+// exp(x − max) and a norm's (x − mean)² over sum / n among a kernel's values. All but pow_scalar
+// are also the operators of their name.
+namespace fn {
+inline constexpr char kExp[] = "exp";
+inline constexpr char kSub[] = "sub";
+inline constexpr char kMul[] = "mul";
+inline constexpr char kDiv[] = "div";
+inline constexpr char kSquare[] = "square";
+inline constexpr char kPowScalar[] = "pow_scalar";  // pow.Tensor_Scalar: a number as the exponent
+}  // namespace fn
 
 // How one node lowers: the kernel function, the node's arguments it reads (in order) and the
 // function's parameters. `reversed` swaps the two operands (rsub); `alpha` scales the second one

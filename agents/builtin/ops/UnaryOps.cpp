@@ -245,7 +245,7 @@ void addShrinks(Registry& r) {
 
 void addMath(Registry& r) {
   simpleUnary(r, "tanh", "tanhf(#)");
-  simpleUnary(r, "exp", "expf(#)");
+  simpleUnary(r, fn::kExp, "expf(#)");
   simpleUnary(r, "exp2", "exp2f(#)");
   simpleUnary(r, "log", "logf(#)", Domain::Positive);
   simpleUnary(r, "log2", "log2f(#)", Domain::Positive);
@@ -263,7 +263,7 @@ void addMath(Registry& r) {
   simpleUnary(r, "ceil", "ceilf(#)");
   simpleUnary(r, "trunc", "truncf(#)");
   simpleUnary(r, "sign", "(float)((# > 0.0f) - (# < 0.0f))");
-  simpleUnary(r, "square", "(# * #)");
+  simpleUnary(r, fn::kSquare, "(# * #)");
   // Kernel functions of composite lowerings (CompositeLowering.cpp): no operator of their own.
   r.fn("nonzero", [](const Operands& o) { return "((" + o.x() + " != 0.0f) ? 1.0f : 0.0f)"; });
   r.fn("smooth_l1", [](const Operands& o) { return "sc_smooth_l1(" + o.x() + ", " + o.P(0) + ")"; });
