@@ -28,35 +28,6 @@ const std::set<std::string>& compositeOps() {
   return ops;
 }
 
-// Layout without data movement. Transposes, permutes, slices, selects, splits and unfold's windows
-// (a vision transformer's patches) of a tensor a kernel reads from outside are read through their
-// strides and offset; of a value the open kernel computes, they close it (the value is written)
-// and the next kernel reads the written buffer through the view's strides. (split, chunk and
-// unbind return a list of such views; GraphNormalize makes each a view of `self`.)
-const std::set<std::string>& viewOps() {
-  static const std::set<std::string> ops{"view",   "_unsafe_view", "reshape", "unsqueeze", "squeeze",
-                                         "expand", "flatten",      "_reshape_alias", "transpose", "permute",
-                                         "t",      "slice",        "select",  "narrow",    "split",
-                                         "split_with_sizes", "chunk", "unbind", "tensor_split", "unsafe_split",
-                                         "unsafe_split_with_sizes", "unsafe_chunk", "unfold"};
-  return ops;
-}
-
-// Views that may take a sub-range of their source: with the source's sizes (size-1 dims aside)
-// they are all of it, in order, and otherwise a part the open kernel cannot iterate over.
-bool takesPart(const std::string& base) {
-  return base == "slice" || base == "select" || base == "narrow" || base.find("split") != std::string::npos ||
-         base.find("chunk") != std::string::npos || base == "unbind" || base == "unfold";
-}
-
-// Elementwise by the element's coordinates: triu/tril (ValueOp::Triangle), constant padding
-// (ValueOp::Pad, lowerPad), flip (a read through negated strides, lowerFlip) and a table's rows
-// chosen by an index (ValueOp::Gather, lowerGather).
-const std::set<std::string>& coordinateOps() {
-  static const std::set<std::string> ops{"triu", "tril", "constant_pad_nd", "flip", "embedding", "index"};
-  return ops;
-}
-
 std::vector<int64_t> nonUnit(const std::vector<int64_t>& shape) {
   std::vector<int64_t> r;
   for (int64_t s : shape)
@@ -82,13 +53,13 @@ const std::string* writeBackTarget(const Graph& graph, const Node& node) {
 OpClass classifyOp(const std::string& op) {
   const std::string b = baseName(op);
   if (b == "copy_") return OpClass::Elementwise;  // only as a write-back (writeBackTarget)
-  if (viewOps().count(b)) return OpClass::View;
+  if (ops::inFamily(op, ops::Family::View)) return OpClass::View;
   if (isConcatenation(op)) return OpClass::Concatenation;
   // scalar_tensor holds the number it is given (`torch.where(c, x, 0.0)`): a kernel reads the number.
   if (b == "empty" || b == "empty_like" || b == "empty_strided" || b == "new_empty" || b == "scalar_tensor")
     return OpClass::Allocation;
   if (ops::inFamily(op, ops::Family::Unary) || ops::inFamily(op, ops::Family::Binary) || ops::inFamily(op, ops::Family::Fill) ||
-      coordinateOps().count(b))
+      ops::inFamily(op, ops::Family::Coordinate))
     return OpClass::Elementwise;
   if (const ops::OpDef* d = ops::findOp(op); (d && d->reduce) || compositeOps().count(b)) return OpClass::Reduction;
   return OpClass::Unsupported;
@@ -462,6 +433,29 @@ Outcome<KernelBuilder::CoordinateRead> KernelBuilder::coordinateRead(const Node&
   return CoordinateRead{in, out, map.value()};
 }
 
+// A coordinate operator of the registry, by its entry's kind.
+Outcome<bool> KernelBuilder::lowerCoordinate(const Node& node, const ops::CoordinateDef& def) {
+  switch (def.kind) {
+    case ops::CoordinateKind::Triangle: return lowerTriangle(node, def.upper);
+    case ops::CoordinateKind::Pad: return lowerPad(node);
+    case ops::CoordinateKind::Flip: return lowerFlip(node);
+    case ops::CoordinateKind::Gather: return lowerGather(node, def.input.c_str());
+  }
+  return Failure{node.where() + ": no generated kernel for this coordinate operator; it stays in PyTorch"};
+}
+
+// triu/tril (a causal mask made in forward, a triangular GEMM's result): the element where it lies
+// on the kept side of the diagonal, else 0.
+Outcome<bool> KernelBuilder::lowerTriangle(const Node& node, bool upper) {
+  auto v = elementwise(node, "identity", {"self"});
+  if (!v) return v.error();
+  KernelValue& t = kernel_.values[v.value()];
+  if (t.dimMap.size() < 2) return Failure{node.where() + ": " + baseName(node.op) + " of a tensor of fewer than two dims"};
+  t.op = ValueOp::Triangle;
+  t.params = {number(node, "diagonal", 0.0), upper ? 1.0 : 0.0};
+  return true;
+}
+
 // F.pad's constant padding of a tensor read from outside: the output's element is the input's at
 // the coordinates less the padding before, where those lie inside it, and `value` elsewhere. A
 // padded value this kernel computes is written first and padded by the next kernel.
@@ -536,8 +530,7 @@ Outcome<bool> KernelBuilder::lowerFlip(const Node& node) {
 // as Swin's relative position bias reads its table): the output's element at (i..., j...) is the
 // table's at (index[i...], j...). The index is read from outside, the table too: a table this
 // kernel computes is written first and read by the next kernel.
-Outcome<bool> KernelBuilder::lowerGather(const Node& node, const std::string& base) {
-  const char* tableArg = base == "embedding" ? "weight" : "self";
+Outcome<bool> KernelBuilder::lowerGather(const Node& node, const char* tableArg) {
   const Argument* table = node.arg(tableArg);
   const Argument* indices = node.arg("indices");
   std::string indexId;
@@ -619,7 +612,7 @@ Outcome<int> KernelBuilder::reduce(const Node& node, int input, ReduceKind kind,
 
 // A view of a value the kernel computes: the same value under the view's dims, where only size-1
 // dims are added or removed; any other view of it is read by the next kernel from memory.
-Outcome<bool> KernelBuilder::lowerView(const Node& node, const std::string& b) {
+Outcome<bool> KernelBuilder::lowerView(const Node& node, ops::ViewKind kind) {
   const std::string& out0 = node.outputs.at(0);
   const Argument* self = node.arg("self");
   if (!self || !self->tensor) return Failure{node.where() + ": view without a tensor"};
@@ -631,9 +624,9 @@ Outcome<bool> KernelBuilder::lowerView(const Node& node, const std::string& b) {
   }
   const TensorInfo* src = graph_->tensor(*self->tensor);
   const TensorInfo* dst = graph_->tensor(out0);
-  if (b == "transpose" || b == "permute" || b == "t")  // sizes alone cannot tell a permutation from a reshape
+  if (kind == ops::ViewKind::Permute)
     return Failure{node.where() + ": transposes a value this kernel computes; the next kernel reads it written"};
-  if (takesPart(b) && (node.outputs.size() != 1 || nonUnit(src->shape) != nonUnit(dst->shape)))
+  if (kind == ops::ViewKind::Part && (node.outputs.size() != 1 || nonUnit(src->shape) != nonUnit(dst->shape)))
     return Failure{node.where() + ": takes part of a value this kernel computes; the next kernel reads it written"};
   if (kernel_.values[it->second.value].dimMap.size() != src->shape.size())
     return Failure{node.where() + ": views a value computed in a regrouped iteration space"};
@@ -825,27 +818,13 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   if (node.outputs.empty()) return Failure{node.where() + ": no output"};
   const std::string out0 = node.outputs[0];
 
-  if (viewOps().count(b)) return lowerView(node, b);
+  const ops::OpDef* def = ops::findOp(node.op);
+  if (def && def->view) return lowerView(node, *def->view);
   if (b == "add" && graph_->tensor(out0)->dtype == DType::Int64) return lowerIntegerCount(node);
-  if (const ops::OpDef* def = ops::findOp(node.op); def && def->fillValue) return lowerFill(node, def->fillValue(node));
-
-  if (b == "constant_pad_nd") return lowerPad(node);
-  if (b == "flip") return lowerFlip(node);
-  if (b == "embedding" || b == "index") return lowerGather(node, b);
-  if (b == "triu" || b == "tril") {  // a causal mask made in forward, a triangular GEMM's result
-    auto v = elementwise(node, "identity", {"self"});
-    if (!v) return v.error();
-    KernelValue& t = kernel_.values[v.value()];
-    if (t.dimMap.size() < 2) return Failure{node.where() + ": " + b + " of a tensor of fewer than two dims"};
-    t.op = ValueOp::Triangle;
-    t.params = {number(node, "diagonal", 0.0), b == "triu" ? 1.0 : 0.0};
-    return true;
-  }
-
-  if (const ops::OpDef* def = ops::findOp(node.op)) {
-    if (def->lower) return lowerRegistered(node, *def);
-    if (def->reduce) return lowerReduction(node, def->name, *def->reduce);
-  }
+  if (def && def->fillValue) return lowerFill(node, def->fillValue(node));
+  if (def && def->coordinate) return lowerCoordinate(node, *def->coordinate);
+  if (def && def->lower) return lowerRegistered(node, *def);
+  if (def && def->reduce) return lowerReduction(node, def->name, *def->reduce);
   if (compositeOps().count(b)) return lowerComposite(node, b);
   if (isConcatenation(node.op)) return lowerConcat(node);
   return Failure{node.where() + ": no generated kernel for this operator; it stays in PyTorch"};

@@ -19,7 +19,9 @@ struct ConcatPiece;
 namespace ops {
 struct OpDef;
 struct ReduceDef;
+struct CoordinateDef;
 enum class ReduceForm;
+enum class ViewKind;
 }
 
 // What the brain can generate for an ATen operator.
@@ -99,7 +101,7 @@ private:
   Outcome<int> normalize(const Node& node, int x, const std::vector<int64_t>& rowDims, double eps,
                          std::pair<int, int>* stats = nullptr);
   Outcome<bool> lowerRegistered(const Node& node, const ops::OpDef& def);
-  Outcome<bool> lowerView(const Node& node, const std::string& base);
+  Outcome<bool> lowerView(const Node& node, ops::ViewKind kind);
   Outcome<bool> lowerIntegerCount(const Node& node);
   // A reduction's input as a kernel value, the dims it names and keepdim, read once per node.
   struct Reduction {
@@ -139,9 +141,11 @@ private:
     std::vector<int> map;
   };
   Outcome<CoordinateRead> coordinateRead(const Node& node, const std::string& verb, const char* arg = "self");
+  Outcome<bool> lowerCoordinate(const Node& node, const ops::CoordinateDef& def);
+  Outcome<bool> lowerTriangle(const Node& node, bool upper);
   Outcome<bool> lowerPad(const Node& node);
   Outcome<bool> lowerFlip(const Node& node);
-  Outcome<bool> lowerGather(const Node& node, const std::string& base);
+  Outcome<bool> lowerGather(const Node& node, const char* tableArg);
   Outcome<int> pieceRead(const Concatenation& cat, const ConcatPiece& piece, const std::vector<int>& map);
   // Applies a loss's `reduction` (0 none, 1 mean, 2 sum) to its per-element terms and binds it.
   Outcome<bool> reduceLoss(const Node& node, int terms);

@@ -21,5 +21,7 @@ void addReductionOps(Registry& r);
 void addNormalizationOps(Registry& r);
 void addFillOps(Registry& r);
 void addLibraryOps(Registry& r);
+void addViewOps(Registry& r);
+void addCoordinateOps(Registry& r);
 
 }  // namespace stitch::agents::builtin::ops

@@ -4,7 +4,7 @@
 // lowers to a kernel function with typed parameters, and the numeric test that admits it. Kernel
 // functions (KernelValue::fn) carry their CUDA expression here too, so the emitter never meets a
 // name it does not know. One file per family: UnaryOps.cpp, BinaryOps.cpp, ReductionOps.cpp,
-// NormalizationOps.cpp, FillOps.cpp, LibraryOps.cpp.
+// NormalizationOps.cpp, FillOps.cpp, LibraryOps.cpp, ViewOps.cpp, CoordinateOps.cpp.
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"  // ReduceKind
@@ -17,7 +17,7 @@
 
 namespace stitch::agents::builtin::ops {
 
-enum class Family { Unary, Binary, Reduction, Normalization, Fill, Library };
+enum class Family { Unary, Binary, Reduction, Normalization, Fill, Library, View, Coordinate };
 // What an operator's time is bound by, for cost estimates and the harness's precision guards.
 enum class CostKind { Elementwise, Gemm, Convolution };
 // The library call a node of a library operator anchors (LibraryCall.cpp): a GEMM of two matrices
@@ -100,6 +100,29 @@ struct ReduceDef {
   std::function<Outcome<ReduceParams>(const Node& node)> params;
 };
 
+// How a view's elements relate to its source's, which decides whether a value the open kernel
+// computes can be viewed in place (KernelBuilder::lowerView) or must be written first.
+enum class ViewKind {
+  Reshape,  // the elements in order under other sizes (view, squeeze, expand, ...)
+  Permute,  // the dims reordered (transpose, permute, t): sizes alone cannot tell it from a reshape
+  Part,     // a sub-range (slice, select, split, unfold's windows, ...): all of the source only where
+            // the sizes, size-1 dims aside, are the source's
+};
+
+// What an operator computes from its element's coordinates, reading its input from outside the
+// kernel (KernelBuilder::lowerCoordinate).
+enum class CoordinateKind {
+  Triangle,  // triu/tril: the element where it lies on the kept side of the diagonal, else 0
+  Pad,       // constant padding: the input's element less the padding before, else the value
+  Flip,      // the input read through negated strides along the flipped dims
+  Gather,    // a table's rows chosen by an int64 index tensor
+};
+struct CoordinateDef {
+  CoordinateKind kind = CoordinateKind::Triangle;
+  std::string input = "self";  // the tensor read (Gather's table)
+  bool upper = false;          // Triangle: keeps the upper triangle (triu)
+};
+
 // An input of an operator's test: the values it is drawn from (normal; positive; whole numbers
 // in [-2, 2], where comparisons meet ties; a boolean mask).
 enum class Domain { Real, Positive, Whole, Mask };
@@ -122,6 +145,8 @@ struct OpDef {
   Lowering lower;         // elementwise operators; empty for the others
   std::optional<ReduceDef> reduce;  // reductions and normalizations
   std::function<double(const Node& node)> fillValue;  // fills: the result's one value
+  std::optional<ViewKind> view;                       // views
+  std::optional<CoordinateDef> coordinate;            // coordinate operators
   std::vector<OpTest> tests;
   OpDef& foldsAs(EpilogueRole role) {
     epilogue = true;

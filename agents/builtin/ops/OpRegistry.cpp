@@ -19,6 +19,8 @@ struct Table {
     addNormalizationOps(r);
     addFillOps(r);
     addLibraryOps(r);
+    addViewOps(r);
+    addCoordinateOps(r);
     for (std::size_t i = 0; i < r.ops.size(); ++i)
       if (!byName.emplace(r.ops[i].name, i).second) throw std::logic_error("operator registered twice: " + r.ops[i].name);
     for (std::size_t i = 0; i < r.fns.size(); ++i)
@@ -39,6 +41,8 @@ const char* familyName(Family f) {
     case Family::Normalization: return "normalization";
     case Family::Fill: return "fill";
     case Family::Library: return "library";
+    case Family::View: return "view";
+    case Family::Coordinate: return "coordinate";
   }
   return "";
 }
