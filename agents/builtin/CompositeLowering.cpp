@@ -1,10 +1,13 @@
 // Lowering of the composite operators beyond elementwise chains and plain reductions — arg
 // reductions, any/all, vector norms, losses, batch/group/instance norm, pooling and scans — into
-// a FusedKernel's values, so they fuse with what surrounds them. Argument names follow the ATen
-// schemas of both torch 1.13 and 2.x (e.g. eps/epsilon, the batch-norm variants).
+// a FusedKernel's values, so they fuse with what surrounds them. Each composite's registry entry
+// (agents/builtin/ops/CompositeOps.cpp) names its lowering and what the lowering would otherwise
+// read from the operator's name. Argument names follow the ATen schemas of both torch 1.13 and 2.x
+// (e.g. eps/epsilon, the batch-norm variants).
 #include "agents/builtin/KernelBuilder.h"
 
 #include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/ops/OpDef.h"
 
 #include <cmath>
 #include <functional>
@@ -21,6 +24,12 @@ std::vector<int64_t> spatial(const Node& node, const char* name, std::size_t ran
   if (!v || v->empty()) return fallback;
   if (v->size() == 1 && rank > 1) return std::vector<int64_t>(rank, (*v)[0]);
   return *v;
+}
+
+// The composite lowering of `op`'s registry entry, or null.
+const ops::Composite* compositeOf(const std::string& op) {
+  const ops::OpDef* d = ops::findOp(op);
+  return d && d->composite ? &*d->composite : nullptr;
 }
 
 std::vector<int64_t> broadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
@@ -89,40 +98,45 @@ Outcome<int> KernelBuilder::normalize(const Node& node, int x, const std::vector
   return binary("mul", centered, rstd);
 }
 
-Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const std::string& b) {
-  if (b == "any" || b == "all") {
-    auto in = source(node, "self");
-    if (!in) return in.error();
-    std::vector<int64_t> dims;
-    if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
-    const bool keepdim = number(node, "keepdim", 0) != 0;
-    auto r = reduce(node, unary("nonzero", in.value()), b == "any" ? ReduceKind::Max : ReduceKind::Min, dims, keepdim,
-                    node.outputs[0]);
-    if (!r) return r.error();
-    bind(node.outputs[0], r.value());
-    return true;
-  }
-  if (b == "linalg_vector_norm" || b == "norm") return lowerVectorNorm(node, b);
-  if (b == "mse_loss" || b == "l1_loss" || b == "smooth_l1_loss" || b == "huber_loss" || b == "binary_cross_entropy" ||
-      b == "kl_div")
-    return lowerLoss(node, b);
-  if (b == "nll_loss_forward" || b == "nll_loss") return lowerNllLoss(node);
-  if (b == "native_group_norm") return lowerGroupNorm(node);
-  if (b.find("batch_norm") != std::string::npos) return lowerBatchNorm(node, b);
-  if (b.find("pool") != std::string::npos) return lowerPool(node, b);
-  if (b == "convolution") return lowerDepthwiseConv(node);
-  return lowerScan(node, b);
+Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const ops::Composite& lowering) {
+  struct Dispatch {
+    KernelBuilder& k;
+    const Node& node;
+    Outcome<bool> operator()(const ops::AnyAll& op) { return k.lowerAnyAll(node, op); }
+    Outcome<bool> operator()(const ops::VectorNorm& op) { return k.lowerVectorNorm(node, op); }
+    Outcome<bool> operator()(const ops::Loss& op) { return k.lowerLoss(node, op); }
+    Outcome<bool> operator()(const ops::NllLoss&) { return k.lowerNllLoss(node); }
+    Outcome<bool> operator()(const ops::BatchNorm& op) { return k.lowerBatchNorm(node, op); }
+    Outcome<bool> operator()(const ops::GroupNorm&) { return k.lowerGroupNorm(node); }
+    Outcome<bool> operator()(const ops::Pool& op) { return k.lowerPool(node, op); }
+    Outcome<bool> operator()(const ops::DepthwiseConv&) { return k.lowerDepthwiseConv(node); }
+    Outcome<bool> operator()(const ops::Scan& op) { return k.lowerScan(node, op); }
+  };
+  return std::visit(Dispatch{*this, node}, lowering);
 }
 
-// argmax/argmin, and max/min along a dim with their indices: one pass keeps (value, index) and
-// breaks ties towards the first index; NaN wins, as in PyTorch.
-Outcome<bool> KernelBuilder::lowerArgReduce(const Node& node, const std::string& b) {
+// any/all: the Max (any) or Min (all) of the elements' nonzero.
+Outcome<bool> KernelBuilder::lowerAnyAll(const Node& node, const ops::AnyAll& op) {
   auto in = source(node, "self");
   if (!in) return in.error();
   std::vector<int64_t> dims;
   if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
   const bool keepdim = number(node, "keepdim", 0) != 0;
-  const bool isMax = b == "argmax" || b == "max";
+  auto r = reduce(node, unary("nonzero", in.value()), op.kind, dims, keepdim, node.outputs[0]);
+  if (!r) return r.error();
+  bind(node.outputs[0], r.value());
+  return true;
+}
+
+// argmax/argmin, and max/min along a dim with their indices: one pass keeps (value, index) and
+// breaks ties towards the first index; NaN wins, as in PyTorch.
+Outcome<bool> KernelBuilder::lowerArgReduce(const Node& node, const ops::ReduceDef& def) {
+  auto in = source(node, "self");
+  if (!in) return in.error();
+  std::vector<int64_t> dims;
+  if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
+  const bool keepdim = number(node, "keepdim", 0) != 0;
+  const bool isMax = def.kind == ReduceKind::ArgMax || def.kind == ReduceKind::Max;
   auto r = reduce(node, in.value(), isMax ? ReduceKind::ArgMax : ReduceKind::ArgMin, dims, keepdim, node.outputs[0]);
   if (!r) return r.error();
   KernelValue idx;
@@ -131,7 +145,7 @@ Outcome<bool> KernelBuilder::lowerArgReduce(const Node& node, const std::string&
   idx.dimMap = kernel_.values[r.value()].dimMap;
   idx.integer = true;
   const int i = push(std::move(idx));
-  if (b == "argmax" || b == "argmin") {
+  if (def.form == ops::ReduceForm::ArgIndex) {  // argmax, argmin: the index alone
     bind(node.outputs[0], i);
   } else {
     bind(node.outputs[0], r.value());
@@ -142,9 +156,9 @@ Outcome<bool> KernelBuilder::lowerArgReduce(const Node& node, const std::string&
 
 // linalg_vector_norm(ord) and norm(p): L2 as sqrt of the sum of squares, L1, L∞/L-∞ as max/min
 // of |x|, L0 as a count, any other p as (Σ|x|^p)^(1/p).
-Outcome<bool> KernelBuilder::lowerVectorNorm(const Node& node, const std::string& b) {
+Outcome<bool> KernelBuilder::lowerVectorNorm(const Node& node, const ops::VectorNorm& op) {
   if (!isNone(node, "dtype")) return Failure{node.where() + ": norms with a dtype are left to PyTorch"};
-  const Argument* pa = node.arg(b == "norm" ? "p" : "ord");
+  const Argument* pa = node.arg(op.order);
   double p = 2;
   if (pa) {
     if (auto s = std::get_if<std::string>(&pa->value)) {
@@ -185,25 +199,25 @@ Outcome<bool> KernelBuilder::lowerVectorNorm(const Node& node, const std::string
 }
 
 // Pointwise terms as PyTorch's CUDA kernels compute them, then the `reduction`.
-Outcome<bool> KernelBuilder::lowerLoss(const Node& node, const std::string& b) {
+Outcome<bool> KernelBuilder::lowerLoss(const Node& node, const ops::Loss& op) {
   const Argument* s = node.arg("self");
   const Argument* t = node.arg("target");
   if (!s || !s->tensor || !t || !t->tensor) return Failure{node.where() + ": loss without input and target tensors"};
   const auto shape = broadcastShape(graph_->tensor(*s->tensor)->shape, graph_->tensor(*t->tensor)->shape);
   Outcome<int> terms = Failure{""};
-  if (b == "mse_loss" || b == "l1_loss" || b == "smooth_l1_loss" || b == "huber_loss") {
-    auto d = elementwise(node, "sub", {"self", "target"}, {}, &shape);
-    if (!d) return d.error();
-    if (b == "mse_loss") terms = unary("square", d.value());
-    else if (b == "l1_loss") terms = unary("abs", d.value());
-    else if (b == "smooth_l1_loss") terms = unary("smooth_l1", unary("abs", d.value()), {number(node, "beta", 1.0)});
-    else terms = unary("huber", unary("abs", d.value()), {number(node, "delta", 1.0)});
-  } else if (b == "binary_cross_entropy") {
+  if (op.terms == ops::LossTerms::BinaryCrossEntropy) {
     if (!isNone(node, "weight")) return Failure{node.where() + ": binary_cross_entropy with a weight is left to PyTorch"};
     terms = elementwise(node, "bce", {"self", "target"}, {}, &shape);
-  } else {  // kl_div(self = log-probabilities, target)
+  } else if (op.terms == ops::LossTerms::KlDiv) {  // kl_div(self = log-probabilities, target)
     terms = elementwise(node, number(node, "log_target", 0) != 0 ? "kl_div_log_target" : "kl_div", {"self", "target"},
                         {}, &shape);
+  } else {  // a function of the difference
+    auto d = elementwise(node, "sub", {"self", "target"}, {}, &shape);
+    if (!d) return d.error();
+    if (op.terms == ops::LossTerms::Squared) terms = unary("square", d.value());
+    else if (op.terms == ops::LossTerms::Absolute) terms = unary("abs", d.value());
+    else if (op.terms == ops::LossTerms::SmoothL1) terms = unary("smooth_l1", unary("abs", d.value()), {number(node, "beta", 1.0)});
+    else terms = unary("huber", unary("abs", d.value()), {number(node, "delta", 1.0)});
   }
   if (!terms) return terms.error();
   return reduceLoss(node, terms.value());
@@ -273,10 +287,8 @@ Outcome<bool> KernelBuilder::reduceLoss(const Node& node, int terms) {
 // Inference: (x − running_mean) / sqrt(running_var + eps) · weight + bias, elementwise.
 // Training (what instance norm decomposes into): statistics over every dim but the channel's,
 // which the kernel can reduce when the batch dim has size 1; running statistics are not updated.
-Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const std::string& b) {
-  const bool training = b == "_native_batch_norm_legit_no_training" || b == "_batch_norm_no_update"
-                            ? false
-                            : number(node, "training", 0) != 0;
+Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const ops::BatchNorm& op) {
+  const bool training = !op.inference && number(node, "training", 0) != 0;
   const double eps = number(node, "eps", number(node, "epsilon", 1e-5));
   auto in = source(node, "input");
   if (!in) return in.error();
@@ -370,13 +382,13 @@ Outcome<bool> KernelBuilder::lowerGroupNorm(const Node& node) {
 }
 
 // The window of a max/avg pooling node over the trailing 1–3 dims of `x`.
-Outcome<PoolSpec> KernelBuilder::poolSpec(const Node& node, const std::string& b, const TensorInfo& x,
+Outcome<PoolSpec> KernelBuilder::poolSpec(const Node& node, const ops::Pool& op, const TensorInfo& x,
                                           const TensorInfo& out) const {
-  const std::size_t r = b.find("1d") != std::string::npos ? 1 : b.find("2d") != std::string::npos ? 2 : 3;
+  const std::size_t r = static_cast<std::size_t>(op.rank);
   if (x.shape.size() != out.shape.size() || x.shape.size() < r)
     return Failure{node.where() + ": pooling input and output ranks differ"};
   PoolSpec spec;
-  spec.max = b.rfind("max", 0) == 0;
+  spec.max = op.max;
   spec.kernel = spatial(node, "kernel_size", r, {});
   spec.stride = spatial(node, "stride", r, spec.kernel);
   spec.padding = spatial(node, "padding", r, std::vector<int64_t>(r, 0));
@@ -406,12 +418,12 @@ void KernelBuilder::bindPoolIndices(const Node& node) {
 
 // Max/avg pooling: the iteration space is the pooled output, each element reads its window of
 // the (external) input. It opens its kernel; what follows fuses.
-Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
+Outcome<bool> KernelBuilder::lowerPool(const Node& node, const ops::Pool& op) {
   if (!kernel_.shape.empty()) return Failure{node.where() + ": pooling opens its own kernel"};
   auto io = poolTensors(node);
   if (!io) return io.error();
   auto [x, out] = io.value();
-  auto spec = poolSpec(node, b, *x, *out);
+  auto spec = poolSpec(node, op, *x, *out);
   if (!spec) return spec.error();
   auto opened = openWindow(node, *x, *out, std::move(spec).value(), nullptr);
   if (!opened) return opened.error();
@@ -423,15 +435,16 @@ Outcome<bool> KernelBuilder::lowerPool(const Node& node, const std::string& b) {
 // the window's prologue, its inputs become window inputs read at the window's elements, and the
 // kernel iterates over the pooled output. Every tensor it bound is then out of reach.
 Outcome<bool> KernelBuilder::poolOverKernel(const Node& node) {
-  const std::string b = baseName(node.op);
-  if (b.find("pool") == std::string::npos) return Failure{node.where() + ": not a pooling operator"};
+  const ops::Composite* lowering = compositeOf(node.op);
+  const ops::Pool* pool = lowering ? std::get_if<ops::Pool>(lowering) : nullptr;
+  if (!pool) return Failure{node.where() + ": not a pooling operator"};
   if (kernel_.shape.empty()) return Failure{node.where() + ": no open kernel computes the pooled tensor"};
   if (kernel_.reduceBegin >= 0)
     return Failure{node.where() + ": the open kernel reduces or scans; only an elementwise producer joins a window"};
   auto io = poolTensors(node);
   if (!io) return io.error();
   auto [x, out] = io.value();
-  auto spec = poolSpec(node, b, *x, *out);
+  auto spec = poolSpec(node, *pool, *x, *out);
   if (!spec) return spec.error();
   auto bound = tensors_.find(x->id);
   if (bound == tensors_.end() || bound->second.value < 0)
@@ -491,7 +504,8 @@ Outcome<bool> KernelBuilder::poolOverKernel(const Node& node) {
 }
 
 bool generatesConvolution(const Graph& graph, const Node& node) {
-  if (baseName(node.op) != "convolution" || node.outputs.size() != 1) return false;
+  const ops::Composite* lowering = compositeOf(node.op);
+  if (!lowering || !std::holds_alternative<ops::DepthwiseConv>(*lowering) || node.outputs.size() != 1) return false;
   const Argument* in = node.arg("input");
   const Argument* w = node.arg("weight");
   if (!in || !in->tensor || !w || !w->tensor || !isNone(node, "bias")) return false;
@@ -559,7 +573,7 @@ Outcome<bool> KernelBuilder::openWindow(const Node& node, const TensorInfo& x, c
 
 // cumsum/cumprod along one dim: the scanned dim becomes the kernel's range; elementwise work
 // before and after the scan fuses, reductions do not.
-Outcome<bool> KernelBuilder::lowerScan(const Node& node, const std::string& b) {
+Outcome<bool> KernelBuilder::lowerScan(const Node& node, const ops::Scan& op) {
   if (!isNone(node, "dtype")) return Failure{node.where() + ": scans with a dtype are left to PyTorch"};
   auto in = source(node, "self");
   if (!in) return in.error();
@@ -579,7 +593,7 @@ Outcome<bool> KernelBuilder::lowerScan(const Node& node, const std::string& b) {
   kernel_.scan = true;
   KernelValue v;
   v.op = ValueOp::Scan;
-  v.reduce = b == "cumsum" ? ReduceKind::Sum : ReduceKind::Prod;
+  v.reduce = op.kind;
   v.args = {in.value()};
   v.dimMap = map;
   bind(node.outputs[0], push(std::move(v)));

@@ -16,18 +16,6 @@
 namespace stitch::agents::builtin {
 namespace {
 
-// Lowered in CompositeLowering.cpp.
-const std::set<std::string>& compositeOps() {
-  static const std::set<std::string> ops{
-      "any", "all", "linalg_vector_norm", "norm", "mse_loss", "l1_loss", "smooth_l1_loss",
-      "huber_loss", "binary_cross_entropy", "kl_div", "native_batch_norm", "_native_batch_norm_legit",
-      "_native_batch_norm_legit_no_training", "cudnn_batch_norm", "_batch_norm_no_update", "native_group_norm",
-      "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-      "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "cumsum", "cumprod", "convolution",
-      "nll_loss_forward", "nll_loss"};
-  return ops;
-}
-
 std::vector<int64_t> nonUnit(const std::vector<int64_t>& shape) {
   std::vector<int64_t> r;
   for (int64_t s : shape)
@@ -61,7 +49,7 @@ OpClass classifyOp(const std::string& op) {
   if (ops::inFamily(op, ops::Family::Unary) || ops::inFamily(op, ops::Family::Binary) || ops::inFamily(op, ops::Family::Fill) ||
       ops::inFamily(op, ops::Family::Coordinate))
     return OpClass::Elementwise;
-  if (const ops::OpDef* d = ops::findOp(op); (d && d->reduce) || compositeOps().count(b)) return OpClass::Reduction;
+  if (const ops::OpDef* d = ops::findOp(op); d && (d->reduce || d->composite)) return OpClass::Reduction;
   return OpClass::Unsupported;
 }
 
@@ -680,8 +668,8 @@ double KernelBuilder::Reduction::count(const std::vector<int64_t>& ds) const {
 
 // A registered reduction or normalization: the input and its parameters read once, then the
 // reduced values built from ReduceKind reductions over one range of dims.
-Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const std::string& b, const ops::ReduceDef& def) {
-  if (def.form == ops::ReduceForm::ArgIndex || (def.indices && node.outputs.size() > 1)) return lowerArgReduce(node, b);
+Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const ops::ReduceDef& def) {
+  if (def.form == ops::ReduceForm::ArgIndex || (def.indices && node.outputs.size() > 1)) return lowerArgReduce(node, def);
   const char* selfName = def.input.c_str();
   const Argument* self = node.arg(selfName);
   if (!self || !self->tensor) return Failure{node.where() + ": reduction without an input tensor"};
@@ -824,8 +812,8 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
   if (def && def->fillValue) return lowerFill(node, def->fillValue(node));
   if (def && def->coordinate) return lowerCoordinate(node, *def->coordinate);
   if (def && def->lower) return lowerRegistered(node, *def);
-  if (def && def->reduce) return lowerReduction(node, def->name, *def->reduce);
-  if (compositeOps().count(b)) return lowerComposite(node, b);
+  if (def && def->reduce) return lowerReduction(node, *def->reduce);
+  if (def && def->composite) return lowerComposite(node, *def->composite);
   if (isConcatenation(node.op)) return lowerConcat(node);
   return Failure{node.where() + ": no generated kernel for this operator; it stays in PyTorch"};
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"
+#include "agents/builtin/ops/CompositeDef.h"
 
 #include <map>
 #include <optional>
@@ -112,27 +113,28 @@ private:
     bool keepdim = false;
     double count(const std::vector<int64_t>& dims) const;  // elements reduced over `dims`
   };
-  Outcome<bool> lowerReduction(const Node& node, const std::string& base, const ops::ReduceDef& def);
+  Outcome<bool> lowerReduction(const Node& node, const ops::ReduceDef& def);
   Outcome<bool> lowerSoftmax(const Node& node, ops::ReduceForm form, const Reduction& r);
   Outcome<bool> lowerLayerNorm(const Node& node, const Reduction& r, double eps);
   Outcome<bool> lowerVariance(const Node& node, const Reduction& r, double correction, bool root);
-  Outcome<bool> lowerComposite(const Node& node, const std::string& base);
-  Outcome<bool> lowerArgReduce(const Node& node, const std::string& base);
-  Outcome<bool> lowerVectorNorm(const Node& node, const std::string& base);
-  Outcome<bool> lowerLoss(const Node& node, const std::string& base);
+  Outcome<bool> lowerArgReduce(const Node& node, const ops::ReduceDef& def);
+  // CompositeLowering.cpp: the lowering a composite entry names, one function per kind.
+  Outcome<bool> lowerComposite(const Node& node, const ops::Composite& lowering);
+  Outcome<bool> lowerAnyAll(const Node& node, const ops::AnyAll& op);
+  Outcome<bool> lowerVectorNorm(const Node& node, const ops::VectorNorm& op);
+  Outcome<bool> lowerLoss(const Node& node, const ops::Loss& op);
   Outcome<bool> lowerNllLoss(const Node& node);
-  Outcome<bool> lowerBatchNorm(const Node& node, const std::string& base);
+  Outcome<bool> lowerBatchNorm(const Node& node, const ops::BatchNorm& op);
   Outcome<bool> lowerGroupNorm(const Node& node);
-  Outcome<bool> lowerPool(const Node& node, const std::string& base);
+  Outcome<bool> lowerPool(const Node& node, const ops::Pool& op);
   Outcome<bool> poolOverKernel(const Node& node);
-  Outcome<PoolSpec> poolSpec(const Node& node, const std::string& base, const TensorInfo& x,
-                             const TensorInfo& out) const;
+  Outcome<PoolSpec> poolSpec(const Node& node, const ops::Pool& op, const TensorInfo& x, const TensorInfo& out) const;
   Outcome<std::pair<const TensorInfo*, const TensorInfo*>> poolTensors(const Node& node) const;
   void bindPoolIndices(const Node& node);
   Outcome<bool> lowerDepthwiseConv(const Node& node);
   Outcome<bool> openWindow(const Node& node, const TensorInfo& x, const TensorInfo& out, PoolSpec spec,
                            const TensorInfo* weights);
-  Outcome<bool> lowerScan(const Node& node, const std::string& base);
+  Outcome<bool> lowerScan(const Node& node, const ops::Scan& op);
   Outcome<bool> lowerConcat(const Node& node);
   Outcome<bool> lowerFill(const Node& node, double value);
   struct CoordinateRead {

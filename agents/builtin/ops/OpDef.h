@@ -4,10 +4,11 @@
 // lowers to a kernel function with typed parameters, and the numeric test that admits it. Kernel
 // functions (KernelValue::fn) carry their CUDA expression here too, so the emitter never meets a
 // name it does not know. One file per family: UnaryOps.cpp, BinaryOps.cpp, ReductionOps.cpp,
-// NormalizationOps.cpp, FillOps.cpp, LibraryOps.cpp, ViewOps.cpp, CoordinateOps.cpp.
+// NormalizationOps.cpp, FillOps.cpp, LibraryOps.cpp, ViewOps.cpp, CoordinateOps.cpp, CompositeOps.cpp.
 #pragma once
 
 #include "agents/builtin/FusedKernel.h"  // ReduceKind
+#include "agents/builtin/ops/CompositeDef.h"
 #include "agents/ir/GraphIR.h"
 
 #include <functional>
@@ -17,7 +18,7 @@
 
 namespace stitch::agents::builtin::ops {
 
-enum class Family { Unary, Binary, Reduction, Normalization, Fill, Library, View, Coordinate };
+enum class Family { Unary, Binary, Reduction, Normalization, Fill, Library, View, Coordinate, Composite };
 // What an operator's time is bound by, for cost estimates and the harness's precision guards.
 enum class CostKind { Elementwise, Gemm, Convolution };
 // The library call a node of a library operator anchors (LibraryCall.cpp): a GEMM of two matrices
@@ -147,6 +148,7 @@ struct OpDef {
   std::function<double(const Node& node)> fillValue;  // fills: the result's one value
   std::optional<ViewKind> view;                       // views
   std::optional<CoordinateDef> coordinate;            // coordinate operators
+  std::optional<Composite> composite;                 // composites, and the convolution generated
   std::vector<OpTest> tests;
   OpDef& foldsAs(EpilogueRole role) {
     epilogue = true;
