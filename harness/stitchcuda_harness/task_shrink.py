@@ -99,23 +99,35 @@ def _numel(shape: Any) -> int:
     return n
 
 
-def _flops(name: str, args: Any, outputs: list[torch.Tensor]) -> tuple[float, str]:
+def _flops(schema: Any, args: Any, outputs: list[torch.Tensor]) -> tuple[float, str]:
     """Multiply-adds counted twice for matmuls and convolutions, one per written element otherwise;
     and what computes them on the CPU: "blas" (matmuls, and transposed convolutions, which PyTorch's
-    CPU build runs as a GEMM), "conv" (the oneDNN convolutions) or "other"."""
+    CPU build runs as a GEMM), "conv" (the oneDNN convolutions) or "other". The operands are found
+    by the schema's argument names, so a GEMM or convolution the registry adds needs no list here."""
+    name = schema.name.split("::")[-1]
     tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if name in ("mm", "addmm", "bmm", "baddbmm", "addbmm") and outputs:
-        mats = tensors[-2:] if name.startswith("add") or name == "baddbmm" else tensors[:2]
-        if len(mats) == 2 and mats[0].dim() >= 2:
-            return 2.0 * outputs[0].numel() * mats[0].shape[-1], "blas"
+    if name in _GEMMS and outputs:
+        # The add forms take their accumulator first: the product's left matrix is then mat1 or batch1.
+        left = _position(schema, ("mat1", "batch1"), 0)
+        a = args[left] if left < len(args) else None
+        if len(tensors) >= 2 and isinstance(a, torch.Tensor) and a.dim() >= 2:
+            return 2.0 * outputs[0].numel() * a.shape[-1], "blas"
     if name in _CONVOLUTIONS and len(tensors) >= 2 and outputs:
         x, w = tensors[0], tensors[1]
-        transposed = bool(args[6]) if name in ("convolution", "_convolution") and len(args) > 6 else "transpose" in name
+        # slow_conv_transpose2d/3d carry no `transposed` argument: their name says it.
+        at = _position(schema, ("transposed",), len(args))
+        transposed = bool(args[at]) if at < len(args) else "transpose" in name
         per = _numel(w.shape[1:])  # in-channels per group (out-channels per group when transposed) x window
         return 2.0 * (x.numel() if transposed else outputs[0].numel()) * per, "blas" if transposed else "conv"
     return float(sum(t.numel() for t in outputs)), "other"
 
 
+def _position(schema: Any, names: tuple[str, ...], default: int) -> int:
+    """The position of the schema's first argument called one of `names`, else `default`."""
+    return next((i for i, a in enumerate(schema.arguments) if a.name in names), default)
+
+
+_GEMMS = op_registry.names("gemm")
 _CONVOLUTIONS = op_registry.names("convolution")
 _rates_cache: dict[str, float] = {}
 
@@ -146,7 +158,7 @@ def _rates() -> dict[str, float]:
     return _rates_cache
 
 
-_HEAVY = {"mm", "addmm", "bmm", "baddbmm", "addbmm"} | _CONVOLUTIONS
+_HEAVY = _GEMMS | _CONVOLUTIONS
 _MATERIALIZE_LIMIT = 1 << 30  # bytes an operator without a meta kernel may be given for real
 
 
@@ -209,7 +221,7 @@ class _Counter(TorchDispatchMode):
             if self.counting and name in _HEAVY:
                 try:
                     sized = _tensors(func(*_map(args, lambda t: t.to("meta")), **_map(kwargs, lambda t: t.to("meta"))))
-                    estimate = self.cost(*_flops(name, args, sized), _bytes(sized))
+                    estimate = self.cost(*_flops(schema, args, sized), _bytes(sized))
                 except Exception:
                     estimate = 0.0
                 if self.seconds + estimate > self.seconds_budget:
@@ -225,7 +237,7 @@ class _Counter(TorchDispatchMode):
                 alias = schema.returns[i].alias_info if i < len(schema.returns) else None
                 if alias is None:
                     written.append(r)
-        flops, kind = _flops(name, args, written)
+        flops, kind = _flops(schema, args, written)
         self.operators += 1
         self.bytes += _bytes(written)
         self.flops += flops
