@@ -86,13 +86,18 @@ std::vector<OperatorCost> estimateCosts(const json& graph, const Ceilings& c) {
     std::vector<const TensorShape*> args;
     std::set<std::string> seen;
     std::map<std::string, json> scalars;
+    // A GEMM's left matrix: its first argument, or mat1/batch1 where the add forms take their
+    // accumulator first (the schema's names, as the graph records them).
+    std::size_t left = 0;
     for (const json& a : n.value("inputs", json::array())) {
       std::vector<std::string> ids;
+      const std::string argName = a.value("name", "");
+      if (argName == "mat1" || argName == "batch1") left = args.size();
       if (a.contains("tensor") && a["tensor"].is_string()) ids.push_back(a["tensor"].get<std::string>());
       if (a.contains("tensors") && a["tensors"].is_array())
         for (const json& t : a["tensors"])
           if (t.is_string()) ids.push_back(t.get<std::string>());
-      if (ids.empty() && a.contains("value")) scalars[a.value("name", "")] = a["value"];
+      if (ids.empty() && a.contains("value")) scalars[argName] = a["value"];
       for (const auto& id : ids) {
         const TensorShape* s = shapeOf(id);
         args.push_back(s);
@@ -119,9 +124,7 @@ std::vector<OperatorCost> estimateCosts(const json& graph, const Ceilings& c) {
     const auto kind = def ? def->cost : agents::builtin::ops::CostKind::Elementwise;
     bool tensorCores = false;
     if (kind == agents::builtin::ops::CostKind::Gemm && !outs.empty()) {
-      // The two matrices are the last two tensor arguments of the add forms, the first two otherwise.
-      const std::size_t first = name.rfind("add", 0) == 0 || name == "baddbmm" ? args.size() - 2 : 0;
-      const TensorShape* a = args.size() >= 2 ? args[first] : nullptr;
+      const TensorShape* a = args.size() >= 2 && left < args.size() ? args[left] : nullptr;
       cost.flops = a && !a->shape.empty() ? 2.0 * outs[0]->numel() * a->shape.back() : written;
     } else if (kind == agents::builtin::ops::CostKind::Convolution && args.size() >= 2 && args[0] && args[1] &&
                !outs.empty()) {

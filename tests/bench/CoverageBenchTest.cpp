@@ -54,6 +54,24 @@ TEST(CoverageBench, TheRegistrysCostKindMakesLinearAndMatmulGemms) {
   EXPECT_DOUBLE_EQ(costs[2].flops, 512.0 * 1024);  // one per element written
 }
 
+// The add forms take their accumulator first: K is read from the argument the schema calls mat1
+// (batch1), not from the accumulator.
+TEST(CoverageBench, AnAddFormsLeftMatrixIsItsArgumentMat1) {
+  json g{{"tensors", {tensor("bias", {64, 32}), tensor("a", {64, 128}), tensor("b", {128, 32}), tensor("y", {64, 32}),
+                      tensor("acc", {4, 64, 32}), tensor("p", {4, 64, 16}), tensor("q", {4, 16, 32}),
+                      tensor("z", {4, 64, 32})}},
+         {"nodes", {{{"id", 0}, {"op", "aten::addmm"}, {"kind", "compute"}, {"outputs", {"y"}},
+                     {"inputs", {{{"name", "self"}, {"tensor", "bias"}}, {{"name", "mat1"}, {"tensor", "a"}},
+                                 {{"name", "mat2"}, {"tensor", "b"}}}}},
+                    {{"id", 1}, {"op", "aten::baddbmm"}, {"kind", "compute"}, {"outputs", {"z"}},
+                     {"inputs", {{{"name", "self"}, {"tensor", "acc"}}, {{"name", "batch1"}, {"tensor", "p"}},
+                                 {{"name", "batch2"}, {"tensor", "q"}}}}}}}};
+  auto costs = estimateCosts(g);
+  ASSERT_EQ(costs.size(), 2u);
+  EXPECT_DOUBLE_EQ(costs[0].flops, 2.0 * 64 * 32 * 128);
+  EXPECT_DOUBLE_EQ(costs[1].flops, 2.0 * 4 * 64 * 32 * 16);
+}
+
 TEST(CoverageBench, ViewsCostNothingAndConvolutionsUseTheTf32Ceiling) {
   json transposed = json::array({json{{"name", "transposed"}, {"value", true}}});
   json forward = json::array({json{{"name", "transposed"}, {"value", false}}});
