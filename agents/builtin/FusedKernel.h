@@ -60,7 +60,7 @@ struct PoolSpec {
 
 struct KernelValue {
   ValueOp op = ValueOp::Constant;
-  std::string fn;               // Unary/Binary: the emitter's function name ("gelu", "add", "gt", ...)
+  std::string fn;               // Unary/Binary: the kernel function, by its registry name (ops::findFn)
   std::vector<int> args;        // operand value indices
   std::vector<double> params;   // Constant: {value}; Unary/Binary: function parameters (alpha, ...)
   int input = -1;               // Input: index into FusedKernel::inputs

@@ -177,7 +177,7 @@ std::string convert(Graph& g, const std::string& source, std::size_t position, i
   const Node& at = g.nodes[position];
   Node n;
   n.id = nextNode++;
-  n.op = "aten::clone";
+  n.op = std::string("aten::") + ops::opname::kClone;
   n.kind = "compute";
   n.module = at.module;
   n.source = at.source;

@@ -9,7 +9,8 @@
 
 namespace stitch::agents::builtin {
 
-// "aten::add.Tensor" → "torch.ops.aten.add.Tensor"; "aten::relu" → "torch.ops.aten.relu.default".
+// The node's overload as Python: aten::add.Tensor → torch.ops.aten.add.Tensor, aten::relu →
+// torch.ops.aten.relu.default.
 std::string torchOpExpr(const std::string& op);
 
 // The schema name the dispatcher reports for `op` ("aten::add_.Tensor" → "aten::add_").

@@ -56,6 +56,10 @@ inline constexpr char kDiv[] = "div";
 inline constexpr char kSquare[] = "square";
 inline constexpr char kPowScalar[] = "pow_scalar";  // pow.Tensor_Scalar: a number as the exponent
 }  // namespace fn
+// Operators that code outside the registry adds to a graph: MemoryFormat's layout copies.
+namespace opname {
+inline constexpr char kClone[] = "clone";
+}  // namespace opname
 
 // How one node lowers: the kernel function, the node's arguments it reads (in order) and the
 // function's parameters. `reversed` swaps the two operands (rsub); `alpha` scales the second one

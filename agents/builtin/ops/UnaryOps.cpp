@@ -66,7 +66,7 @@ void simpleUnary(Registry& r, const std::string& name, const std::string& form, 
 // Copies and aliases: the value itself (a cast only between float32 tensors on one device).
 void addCopies(Registry& r) {
   r.fn("identity", [](const Operands& o) { return o.x(); });
-  for (const char* name : {"clone", "alias", "detach", "contiguous", "lift_fresh", "positive"}) {
+  for (const char* name : {opname::kClone, "alias", "detach", "contiguous", "lift_fresh", "positive"}) {
     OpDef d{name, Family::Unary};
     d.lower = [](const Node&, const Graph&) -> Outcome<Lowered> { return withParams("identity", {}); };
     d.tests = {{std::string("torch.ops.aten.") + name + ".default(x0)"}};
