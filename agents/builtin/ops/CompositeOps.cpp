@@ -16,8 +16,10 @@ OpDef& add(Registry& r, const std::string& name, Composite lowering, std::vector
   return r.ops.back();
 }
 
-const std::vector<Domain> kTwo{Domain::Real, Domain::Real};
-const std::vector<Domain> kStatistics{Domain::Real, Domain::Real, Domain::Positive};  // running_var > 0
+// Functions, not namespace-scope constants: the registry may be built during another file's static
+// initialization, before this file's constants would be.
+std::vector<Domain> two() { return {Domain::Real, Domain::Real}; }
+std::vector<Domain> statistics() { return {Domain::Real, Domain::Real, Domain::Positive}; }  // running_var > 0
 
 void addReductions(Registry& r) {
   add(r, "any", AnyAll{ReduceKind::Max}, {{"dim(x0, 1)", {Domain::Mask}}, {"default(x0)", {Domain::Mask}}});
@@ -34,16 +36,16 @@ void addReductions(Registry& r) {
 // nll_loss into nll_loss_forward: their tests capture those nodes.
 void addLosses(Registry& r) {
   add(r, "mse_loss", Loss{LossTerms::Squared},
-      {{"default(x0, x1)", kTwo}, {"default(x0, x1, 0)", kTwo}, {"default(x0, x1, 2)", kTwo}});
-  add(r, "l1_loss", Loss{LossTerms::Absolute}, {{"default(x0, x1)", kTwo}});
-  add(r, "smooth_l1_loss", Loss{LossTerms::SmoothL1}, {{"default(x0, x1)", kTwo}, {"default(x0, x1, 2, 0.5)", kTwo}});
-  add(r, "huber_loss", Loss{LossTerms::Huber}, {{"default(x0, x1)", kTwo}, {"default(x0, x1, 0, 2.0)", kTwo}});
+      {{"default(x0, x1)", two()}, {"default(x0, x1, 0)", two()}, {"default(x0, x1, 2)", two()}});
+  add(r, "l1_loss", Loss{LossTerms::Absolute}, {{"default(x0, x1)", two()}});
+  add(r, "smooth_l1_loss", Loss{LossTerms::SmoothL1}, {{"default(x0, x1)", two()}, {"default(x0, x1, 2, 0.5)", two()}});
+  add(r, "huber_loss", Loss{LossTerms::Huber}, {{"default(x0, x1)", two()}, {"default(x0, x1, 0, 2.0)", two()}});
   add(r, "binary_cross_entropy", Loss{LossTerms::BinaryCrossEntropy},
-      {{"default(torch.sigmoid(x0), torch.sigmoid(x1))", kTwo}});
-  add(r, "kl_div", Loss{LossTerms::KlDiv}, {{"default(x0, x1.exp())", kTwo}, {"default(x0, x1, log_target=True)", kTwo}});
+      {{"default(torch.sigmoid(x0), torch.sigmoid(x1))", two()}});
+  add(r, "kl_div", Loss{LossTerms::KlDiv}, {{"default(x0, x1.exp())", two()}, {"default(x0, x1, log_target=True)", two()}});
   add(r, "nll_loss_forward", NllLoss{},
-      {{"default(x0, x1.argmax(1), None, 1, -100)[0]", kTwo}, {"default(x0, x1.argmax(1), None, 2, 5)[0]", kTwo}});
-  add(r, "nll_loss", NllLoss{}, {{"default(x0, x1.argmax(1))", kTwo}});
+      {{"default(x0, x1.argmax(1), None, 1, -100)[0]", two()}, {"default(x0, x1.argmax(1), None, 2, 5)[0]", two()}});
+  add(r, "nll_loss", NllLoss{}, {{"default(x0, x1.argmax(1))", two()}});
 }
 
 // Inference on [6, 43] (43 channels), training on [1, 6, 43] (6 channels, a batch of one); the
@@ -52,17 +54,17 @@ void addLosses(Registry& r) {
 // torch, and cudnn_batch_norm runs on CUDA only: ops_on_cpu.py runs their tests where it can.
 void addNorms(Registry& r) {
   add(r, "native_batch_norm", BatchNorm{false},
-      {{"default(x0, x1[0], x1[1], x1[2], x2[0], False, 0.1, 1e-5)[0]", kStatistics},
+      {{"default(x0, x1[0], x1[1], x1[2], x2[0], False, 0.1, 1e-5)[0]", statistics()},
        {"default(x0[None], None, None, None, None, True, 0.1, 1e-3)[0]"}});
   add(r, "_native_batch_norm_legit", BatchNorm{false},
-      {{"no_stats(x0[None], x1[0, :6], x1[1, :6], True, 0.1, 1e-5)[0]", kTwo}});
+      {{"no_stats(x0[None], x1[0, :6], x1[1, :6], True, 0.1, 1e-5)[0]", two()}});
   add(r, "_native_batch_norm_legit_no_training", BatchNorm{true},
-      {{"default(x0, x1[0], x1[1], x1[2], x2[0], 0.1, 1e-5)[0]", kStatistics}});
-  add(r, "_batch_norm_no_update", BatchNorm{true}, {{"default(x0, x1[0], x1[1], x1[2], x2[0], 0.1, 1e-5)[0]", kStatistics}});
-  add(r, "cudnn_batch_norm", BatchNorm{false}, {{"default(x0, x1[0], x1[1], x1[2], x2[0], False, 0.1, 1e-5)[0]", kStatistics}});
+      {{"default(x0, x1[0], x1[1], x1[2], x2[0], 0.1, 1e-5)[0]", statistics()}});
+  add(r, "_batch_norm_no_update", BatchNorm{true}, {{"default(x0, x1[0], x1[1], x1[2], x2[0], 0.1, 1e-5)[0]", statistics()}});
+  add(r, "cudnn_batch_norm", BatchNorm{false}, {{"default(x0, x1[0], x1[1], x1[2], x2[0], False, 0.1, 1e-5)[0]", statistics()}});
   add(r, "native_group_norm", GroupNorm{},
       {{"default(x0[..., None], None, None, 6, 43, 1, 1, 1e-5)[0]"},
-       {"default(x0[None], x1[0, :6], x1[1, :6], 1, 6, 43, 3, 1e-5)[0]", kTwo}});
+       {"default(x0[None], x1[0, :6], x1[1, :6], 1, 6, 43, 3, 1e-5)[0]", two()}});
 }
 
 // Over [6, 43] as (C, L), [1, 6, 43] as (N, C, W) and [1, 1, 6, 43]. max_pool1d, max_pool2d and
@@ -92,7 +94,7 @@ void addCompositeOps(Registry& r) {
   // generated kernels compute as a weighted window. Its test: 6 channels of [1, 6, 43], k = 3.
   OpDef& conv = r.op("convolution");
   conv.composite = DepthwiseConv{};
-  conv.tests = {{"torch.ops.aten.convolution.default(x0[None], x1[:, None, :3], None, [1], [1], [1], False, [0], 6)", kTwo}};
+  conv.tests = {{"torch.ops.aten.convolution.default(x0[None], x1[:, None, :3], None, [1], [1], [1], False, [0], 6)", two()}};
 }
 
 }  // namespace stitch::agents::builtin::ops
