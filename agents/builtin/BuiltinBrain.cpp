@@ -48,7 +48,7 @@ loop::BrainPlan BuiltinBrain::plan(const BaselineFacts& facts, const JobRequest&
   loop::BrainPlan out;
   out.plan.jobId = request.jobId;
   out.plan.uri = request.uri;
-  auto g = parseGraph(normalizeGraph(facts.graph));
+  auto g = parseNormalized(facts.graph);
   if (!g) {
     out.reason = g.error().message;
     return out;

@@ -196,7 +196,7 @@ void planRows(Plan& plan, const Graph& graph, const nlohmann::json& captured, co
     plan.fixedRowsWhy = "the capture did not record the forward at half the rows";
     return;
   }
-  auto halfGraph = parseGraph(normalizeGraph((*batch)["graph"]));
+  auto halfGraph = parseNormalized((*batch)["graph"]);
   if (!halfGraph) {
     plan.fixedRowsWhy = "the capture at half the rows: " + halfGraph.error().message;
     return;

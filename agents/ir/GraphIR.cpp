@@ -3,6 +3,7 @@
 #include "agents/ir/GraphIR.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include <stdexcept>
@@ -127,6 +128,66 @@ Node nodeFrom(const json& j, const std::string& path) {
   return n;
 }
 
+json valueJson(const ScalarValue& v) {
+  return std::visit(
+      [](const auto& value) -> json {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return nullptr;
+        } else if constexpr (std::is_same_v<T, Other>) {
+          return json::parse(value.text, nullptr, false);
+        } else if constexpr (std::is_same_v<T, double>) {  // as the harness sends what JSON cannot hold
+          if (std::isnan(value)) return "nan";
+          if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+          return value;
+        } else {
+          return value;
+        }
+      },
+      v);
+}
+
+json sourceJson(const std::optional<SourceRef>& s) {
+  if (!s) return nullptr;
+  return {{"file", s->file}, {"line", s->line}, {"function", s->function}};
+}
+
+template <typename T>
+json orNull(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json tensorJson(const TensorInfo& t) {
+  json j = {{"id", t.id},       {"shape", t.shape},       {"dtype", t.dtype},
+            {"strides", t.strides}, {"storage_offset", t.storageOffset}, {"role", t.role},
+            {"name", orNull(t.name)}, {"producer", orNull(t.producer)}, {"view_of", orNull(t.viewOf)},
+            {"py", orNull(t.py)}};
+  if (!t.device.empty()) j["device"] = t.device;
+  return j;
+}
+
+json nodeJson(const Node& n) {
+  json inputs = json::array();
+  for (const Argument& a : n.inputs) {
+    json arg = {{"name", a.name}};
+    if (a.tensor) {
+      arg["tensor"] = *a.tensor;
+    } else if (!a.tensors.empty()) {
+      arg["tensors"] = json::array();
+      for (const std::string& t : a.tensors) arg["tensors"].push_back(t.empty() ? json(nullptr) : json(t));
+    } else {
+      arg["value"] = valueJson(a.value);
+    }
+    if (!a.py.empty()) arg["py"] = a.py;
+    if (a.keyword) arg["keyword"] = true;
+    inputs.push_back(std::move(arg));
+  }
+  json result = n.resultIndex ? json(*n.resultIndex) : json(nullptr);
+  return {{"id", n.id},          {"op", n.op},         {"inputs", std::move(inputs)}, {"outputs", n.outputs},
+          {"kind", n.kind},      {"module", n.module}, {"source", sourceJson(n.source)},
+          {"result_index", std::move(result)}};
+}
+
 }  // namespace
 
 int64_t TensorInfo::numel() const {
@@ -227,6 +288,17 @@ void Graph::insertNode(std::size_t position, Node n) {
   for (std::size_t i = 0; i < nodes.size(); ++i) nodeIndex_.emplace(nodes[i].id, i);
 }
 
+TensorInfo* Graph::tensor(const std::string& id) {
+  auto it = tensorIndex_.find(id);
+  return it == tensorIndex_.end() ? nullptr : &tensors[it->second];
+}
+
+void Graph::replaceNodes(std::vector<Node> replacement) {
+  nodes = std::move(replacement);
+  nodeIndex_.clear();
+  for (std::size_t i = 0; i < nodes.size(); ++i) nodeIndex_.emplace(nodes[i].id, i);
+}
+
 Outcome<const TensorInfo*> Graph::abiRoot(const TensorInfo& t) const {
   const TensorInfo* root = viewRoot(t);
   if (root->role == Role::Constant)
@@ -298,6 +370,28 @@ Outcome<Graph> parseGraph(const json& j) {
   } catch (const FieldError& e) {
     return Failure{std::string("captured graph: ") + e.what()};
   }
+}
+
+json writeGraph(const Graph& g) {
+  json j = {{"schema", "stitchcuda.graph/1"}, {"task", g.task}, {"device", g.device}, {"torch", g.torch}};
+  j["tensors"] = json::array();
+  for (const TensorInfo& t : g.tensors) j["tensors"].push_back(tensorJson(t));
+  j["nodes"] = json::array();
+  for (const Node& n : g.nodes) j["nodes"].push_back(nodeJson(n));
+  j["inputs"] = g.inputs;
+  // parseGraph appends the state tensors the forward does not return; the capture lists them once, in state.
+  j["outputs"] = std::vector<std::string>(g.outputs.begin(), g.outputs.end() - static_cast<std::ptrdiff_t>(g.stateOutputs));
+  j["state"] = json::array();
+  for (const auto& [name, tensor] : g.state) j["state"].push_back({{"name", name}, {"tensor", tensor}});
+  j["uncovered"] = json::array();
+  for (const UncoveredOp& u : g.uncovered)
+    j["uncovered"].push_back({{"op", u.op}, {"reason", u.reason}, {"source", sourceJson(u.source)}});
+  j["input_values"] = json::object();
+  for (const auto& [position, py] : g.inputValues) j["input_values"][std::to_string(position)] = py;
+  j["construction"] = g.construction ? json{{"prelude", g.construction->prelude}, {"body", g.construction->body}}
+                                     : json(nullptr);
+  j["batch"] = g.independentRows ? json{{"size", *g.independentRows}, {"rows_independent", true}} : json(nullptr);
+  return j;
 }
 
 std::vector<std::string> Argument::tensorIds() const {

@@ -142,6 +142,11 @@ struct Graph {
   void addTensor(TensorInfo t);
   // A node the host adds, run before the node at `position` of `nodes`; its id must be new.
   void insertNode(std::size_t position, Node n);
+  // The built-in brain's normalization (builtin/GraphNormalize.h) rewrites tensors in place (a
+  // base, a producer, strides) and the node list as a whole: their ids, which the indexes key on,
+  // stay as they are, and each node's id is unique.
+  TensorInfo* tensor(const std::string& id);
+  void replaceNodes(std::vector<Node> replacement);
 
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);
@@ -150,6 +155,10 @@ private:
 };
 
 Outcome<Graph> parseGraph(const nlohmann::json& j);
+// The graph as stitchcuda.graph/1 again, for tools and reports that read the capture's JSON: every
+// field parseGraph reads, so that parseGraph(writeGraph(g)) is g (less the planner's own: the
+// uncovered ops' node and step, the layout). An empty tensor-list argument reads back as None.
+nlohmann::json writeGraph(const Graph& g);
 
 // Reads scalars as numbers: ints and bools widen to double; anything else is nullopt.
 std::optional<double> asNumber(const ScalarValue& v);

@@ -451,7 +451,7 @@ TEST(TrainingBatchNorm, CumulativeAverageStaysInPyTorch) {
   for (auto& n : j["nodes"])
     for (auto& a : n["inputs"])
       if (a.value("name", "") == "momentum") a["value"] = nullptr;
-  auto g = parseGraph(normalizeGraph(j));
+  auto g = parseNormalized(j);
   ASSERT_TRUE(g.ok()) << g.error().message;
   const Plan plan = makePlan(g.value());
   bool batchNormLeft = false;

@@ -42,7 +42,7 @@ Outcome<nlohmann::json> fixtureJson(const std::string& name) {
 Outcome<Graph> loadFixture(const std::string& name) {
   auto j = fixtureJson(name);
   if (!j) return j.error();
-  return parseGraph(normalizeGraph(j.value()));
+  return parseNormalized(j.value());
 }
 
 Outcome<Plan> fixturePlan(const std::string& name, const Graph& graph, PlannerOptions options) {
@@ -56,7 +56,7 @@ Outcome<Plan> fixturePlan(const std::string& name, const Graph& graph, PlannerOp
 Outcome<LaidOutPlan> fixtureLaidOut(const std::string& name, PlannerOptions options) {
   auto j = fixtureJson(name);
   if (!j) return j.error();
-  auto g = parseGraph(normalizeGraph(j.value()));
+  auto g = parseNormalized(j.value());
   if (!g) return g.error();
   return planLaidOut(g.value(), j.value(), {}, options);
 }

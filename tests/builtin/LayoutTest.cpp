@@ -213,7 +213,7 @@ TEST(Layout, AnInPlaceWriteIntoAChunkWhoseBaseIsReadStaysInPlace) {
   auto j = nlohmann::json::parse(text);
   for (const auto& n : j["nodes"])
     if (n["op"] == "aten::unsafe_split.Tensor") j["outputs"].push_back(n["inputs"][0]["tensor"]);
-  auto g = parseGraph(normalizeGraph(j));
+  auto g = parseNormalized(j);
   ASSERT_TRUE(g.ok()) << g.error().message;
   int inPlace = 0;
   for (const Node& n : g.value().nodes) inPlace += n.kind == "inplace";

@@ -489,7 +489,7 @@ TEST(GraphNormalize, AddmmBecomesMmThenScaleAndAdd) {
                                   {"outputs", {"t3"}}}}},
                       {"inputs", {"t0", "t1", "t2"}},
                       {"outputs", {"t3"}}};
-  auto parsed = parseGraph(normalizeGraph(g));
+  auto parsed = parseNormalized(g);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   const Graph& graph = parsed.value();
   ASSERT_EQ(graph.nodes.size(), 3u);
@@ -516,7 +516,7 @@ TEST(GraphNormalize, UnsafeViewAndWholeSlicesAreViews) {
                                   {"outputs", {"t2"}}}}},
                       {"inputs", {"t0"}},
                       {"outputs", {"t2"}}};
-  auto parsed = parseGraph(normalizeGraph(g));
+  auto parsed = parseNormalized(g);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
   EXPECT_EQ(parsed.value().nodes[0].op, "aten::view");
   EXPECT_EQ(parsed.value().nodes[1].kind, "view");

@@ -21,7 +21,7 @@ Outcome<CandidateSource> editedCandidate(const std::string& name, const std::fun
   auto j = testing::fixtureJson(name);
   if (!j) return j.error();
   edit(j.value());
-  auto g = parseGraph(normalizeGraph(j.value()));
+  auto g = parseNormalized(j.value());
   if (!g) return g.error();
   auto laid = planLaidOut(g.value(), j.value(), {}, {});
   auto f = testing::fixtureForward(laid.graph);

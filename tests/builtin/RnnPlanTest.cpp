@@ -37,7 +37,7 @@ Graph lstmGraphWith(const std::string& name, const nlohmann::json& value) {
     if (n["op"] == "aten::_cudnn_rnn")
       for (auto& a : n["inputs"])
         if (a["name"] == name) a = {{"name", name}, {"value", value}};
-  auto g = parseGraph(normalizeGraph(j));
+  auto g = parseNormalized(j);
   EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
   return g.ok() ? std::move(g).value() : Graph{};
 }
@@ -138,7 +138,7 @@ TEST(RnnPlan, InferenceDropoutIsNoDropout) {
         if (a["name"] == "dropout") a["value"] = 0.5;
         if (a["name"] == "train") a["value"] = false;
       }
-  auto g = parseGraph(normalizeGraph(j));
+  auto g = parseNormalized(j);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(kinds(makePlan(g.value())), "KRG");
 }

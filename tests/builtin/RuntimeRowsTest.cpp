@@ -22,7 +22,7 @@ Plan planWithHalf(const std::string& name, const std::function<void(nlohmann::js
   EXPECT_TRUE(j) << name;
   nlohmann::json captured = j.value();
   edit(captured["batch"]["graph"]);
-  auto g = parseGraph(normalizeGraph(captured));
+  auto g = parseNormalized(captured);
   EXPECT_TRUE(g) << name;
   Plan plan = makePlan(g.value());
   planRows(plan, g.value(), captured, {}, {});

@@ -25,7 +25,7 @@ std::string readFile(const std::filesystem::path& p) {
 int generate(const std::filesystem::path& graphFile, const std::filesystem::path& out) {
   auto captured = nlohmann::json::parse(readFile(graphFile), nullptr, false);
   if (captured.is_discarded()) return std::cerr << graphFile << ": not JSON\n", 1;
-  auto graph = parseGraph(normalizeGraph(captured));
+  auto graph = parseNormalized(captured);
   if (!graph) return std::cerr << graphFile << ": " << graph.error().message << "\n", 1;
   LaidOutPlan laid = planLaidOut(graph.value(), captured, {}, PlannerOptions{});
   for (const auto& u : laid.plan.uncovered) std::cerr << "left in PyTorch: " << u.op << ": " << u.reason << "\n";
