@@ -282,6 +282,12 @@ bool isLibraryOp(const std::string& op) {
 
 bool isBatchNorm(const std::string& op) { return baseName(op).find("batch_norm") != std::string::npos; }
 
+bool inferenceOnlyBatchNorm(const std::string& op) {
+  const ops::OpDef* d = ops::findOp(op);
+  const auto* bn = d && d->composite ? std::get_if<ops::BatchNorm>(&*d->composite) : nullptr;
+  return bn && bn->inference;
+}
+
 Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node) {
   if (baseName(node.op) == kCudnnRnn) return matchRnn(graph, node);
   const ops::LibraryKind kind = ops::libraryKind(node.op);
@@ -333,9 +339,7 @@ bool foldConvEpilogue(ConvCall& cv, const Graph& graph, const Node& node) {
     e.bias = *bias;
   } else if (isBatchNorm(b) && e.mean.empty() && !e.relu && readsConv("input")) {
     // As KernelBuilder::lowerBatchNorm reads it: the no-training forms, or training=False.
-    const bool training = b == "_native_batch_norm_legit_no_training" || b == "_batch_norm_no_update"
-                              ? false
-                              : number(node, "training", 0) != 0;
+    const bool training = !inferenceOnlyBatchNorm(b) && number(node, "training", 0) != 0;
     if (training || isNone(node, "running_mean") || isNone(node, "running_var")) return false;
     auto param = [&](const char* name) -> std::optional<std::string> {
       if (isNone(node, name)) return std::string();

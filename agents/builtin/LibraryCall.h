@@ -165,8 +165,10 @@ int directDeconvTile(const ConvCall& c);
 // The anchors of library calls: the registry's (mm, bmm, convolution; ops::LibraryKind) and
 // _cudnn_rnn (after normalizeGraph, addmm/baddbmm are mm/bmm plus explicit nodes).
 bool isLibraryOp(const std::string& op);
-// Any of ATen's batch norm forms, which a convolution's epilogue folds in inference mode.
+// Any of ATen's batch norm forms, which a convolution's epilogue folds in inference mode; the
+// forms that never train, whatever their arguments (the registry's ops::BatchNorm::inference).
 bool isBatchNorm(const std::string& op);
+bool inferenceOnlyBatchNorm(const std::string& op);
 // Says why when the operands do not fit (a dtype, a layout neither row- nor column-major, ...).
 Outcome<LibraryCall> matchLibraryCall(const Graph& graph, const Node& node);
 // Folds `node` into the call's epilogue when the call can apply it there and it reads the call's

@@ -86,7 +86,7 @@ bool isPool(const std::string& base) {
 
 bool inferenceBatchNorm(const Node& n) {
   const std::string b = baseName(n.op);
-  if (b == "_native_batch_norm_legit_no_training" || b == "_batch_norm_no_update") return true;
+  if (inferenceOnlyBatchNorm(b)) return true;
   return isBatchNorm(b) && b != "_batch_norm_with_update" && number(n, "training", 0) == 0;
 }
 
