@@ -89,13 +89,13 @@ Outcome<int> KernelBuilder::normalize(const Node& node, int x, const std::vector
   // Two passes (mean, then squared deviations from it): no cancellation, as PyTorch's Welford.
   auto sum = reduce(node, x, ReduceKind::Sum, rowDims, true, "");
   if (!sum) return sum.error();
-  const int mean = binary("div", sum.value(), constant(n));
-  const int centered = binary("sub", x, mean);
-  auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, rowDims, true, "");
+  const int mean = binary(ops::fn::kDiv, sum.value(), constant(n));
+  const int centered = binary(ops::fn::kSub, x, mean);
+  auto sq = reduce(node, binary(ops::fn::kMul, centered, centered), ReduceKind::Sum, rowDims, true, "");
   if (!sq) return sq.error();
-  const int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(eps)));
+  const int rstd = unary(ops::fn::kRsqrt, binary(ops::fn::kAdd, binary(ops::fn::kDiv, sq.value(), constant(n)), constant(eps)));
   if (stats) *stats = {mean, rstd};
-  return binary("mul", centered, rstd);
+  return binary(ops::fn::kMul, centered, rstd);
 }
 
 Outcome<bool> KernelBuilder::lowerComposite(const Node& node, const ops::Composite& lowering) {
@@ -173,13 +173,13 @@ Outcome<bool> KernelBuilder::lowerVectorNorm(const Node& node, const ops::Vector
   if (const Argument* d = node.arg("dim")) dims = asIntList(d->value).value_or(std::vector<int64_t>{});
   const bool keepdim = number(node, "keepdim", 0) != 0;
   const int x = in.value();
-  const int a = unary("abs", x);
+  const int a = unary(ops::fn::kAbs, x);
   const std::string& out = node.outputs[0];
   Outcome<int> r = Failure{""};
   int result = -1;
   if (p == 2) {
-    r = reduce(node, binary("mul", x, x), ReduceKind::Sum, dims, keepdim, out);
-    if (r) result = unary("sqrt", r.value());
+    r = reduce(node, binary(ops::fn::kMul, x, x), ReduceKind::Sum, dims, keepdim, out);
+    if (r) result = unary(ops::fn::kSqrt, r.value());
   } else if (p == 1) {
     r = reduce(node, a, ReduceKind::Sum, dims, keepdim, out);
     if (r) result = r.value();
@@ -212,12 +212,12 @@ Outcome<bool> KernelBuilder::lowerLoss(const Node& node, const ops::Loss& op) {
     terms = elementwise(node, number(node, "log_target", 0) != 0 ? "kl_div_log_target" : "kl_div", {"self", "target"},
                         {}, &shape);
   } else {  // a function of the difference
-    auto d = elementwise(node, "sub", {"self", "target"}, {}, &shape);
+    auto d = elementwise(node, ops::fn::kSub, {"self", "target"}, {}, &shape);
     if (!d) return d.error();
-    if (op.terms == ops::LossTerms::Squared) terms = unary("square", d.value());
-    else if (op.terms == ops::LossTerms::Absolute) terms = unary("abs", d.value());
-    else if (op.terms == ops::LossTerms::SmoothL1) terms = unary("smooth_l1", unary("abs", d.value()), {number(node, "beta", 1.0)});
-    else terms = unary("huber", unary("abs", d.value()), {number(node, "delta", 1.0)});
+    if (op.terms == ops::LossTerms::Squared) terms = unary(ops::fn::kSquare, d.value());
+    else if (op.terms == ops::LossTerms::Absolute) terms = unary(ops::fn::kAbs, d.value());
+    else if (op.terms == ops::LossTerms::SmoothL1) terms = unary(ops::fn::kSmoothL1, unary(ops::fn::kAbs, d.value()), {number(node, "beta", 1.0)});
+    else terms = unary(ops::fn::kHuber, unary(ops::fn::kAbs, d.value()), {number(node, "delta", 1.0)});
   }
   if (!terms) return terms.error();
   return reduceLoss(node, terms.value());
@@ -254,8 +254,8 @@ Outcome<bool> KernelBuilder::lowerNllLoss(const Node& node) {
   const int counted = binary("ne", index.value(), constant(number(node, "ignore_index", -100)));
   KernelValue term;
   term.op = ValueOp::Select;
-  term.fn = "where";
-  term.args = {counted, unary("neg", picked), constant(0.0)};
+  term.fn = ops::fn::kWhere;
+  term.args = {counted, unary(ops::fn::kNeg, picked), constant(0.0)};
   term.dimMap = map;
   const int terms = push(std::move(term));
   auto sum = reduce(node, terms, ReduceKind::Sum, {}, false, node.outputs[0]);
@@ -263,7 +263,7 @@ Outcome<bool> KernelBuilder::lowerNllLoss(const Node& node) {
   const std::string totalWeight = node.outputs.size() > 1 ? node.outputs[1] : std::string();
   auto count = reduce(node, counted, ReduceKind::Sum, {}, false, totalWeight);
   if (!count) return count.error();
-  bind(node.outputs[0], reduction == 1 ? binary("div", sum.value(), count.value()) : sum.value());
+  bind(node.outputs[0], reduction == 1 ? binary(ops::fn::kDiv, sum.value(), count.value()) : sum.value());
   if (!totalWeight.empty()) bind(totalWeight, count.value());
   return true;
 }
@@ -280,7 +280,7 @@ Outcome<bool> KernelBuilder::reduceLoss(const Node& node, int terms) {
   double n = 1;
   for (int d : kernel_.values[terms].dimMap)
     if (d >= 0) n *= static_cast<double>(kernel_.shape[d]);
-  bind(out, reduction == 1 ? binary("div", r.value(), constant(n)) : r.value());
+  bind(out, reduction == 1 ? binary(ops::fn::kDiv, r.value(), constant(n)) : r.value());
   return true;
 }
 
@@ -303,8 +303,8 @@ Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const ops::BatchNo
     if (!mean) return mean.error();
     auto var = channelParam(node, "running_var", x, 1);
     if (!var) return var.error();
-    const int invstd = binary("div", constant(1.0), unary("sqrt", binary("add", var.value(), constant(eps))));
-    y = binary("mul", binary("sub", x, mean.value()), invstd);
+    const int invstd = binary(ops::fn::kDiv, constant(1.0), unary(ops::fn::kSqrt, binary(ops::fn::kAdd, var.value(), constant(eps))));
+    y = binary(ops::fn::kMul, binary(ops::fn::kSub, x, mean.value()), invstd);
   } else {
     if (!isNone(node, "running_mean") || !isNone(node, "running_var"))
       return Failure{node.where() + ": training batch norm updates its running statistics in place; left to PyTorch"};
@@ -317,12 +317,12 @@ Outcome<bool> KernelBuilder::lowerBatchNorm(const Node& node, const ops::BatchNo
   if (!isNone(node, "weight")) {
     auto w = channelParam(node, "weight", x, 1);
     if (!w) return w.error();
-    y = binary("mul", y, w.value());
+    y = binary(ops::fn::kMul, y, w.value());
   }
   if (!isNone(node, "bias")) {
     auto bias = channelParam(node, "bias", x, 1);
     if (!bias) return bias.error();
-    y = binary("add", y, bias.value());
+    y = binary(ops::fn::kAdd, y, bias.value());
   }
   bind(node.outputs[0], y);
   for (std::size_t i = 1; i < node.outputs.size(); ++i)
@@ -371,7 +371,7 @@ Outcome<bool> KernelBuilder::lowerGroupNorm(const Node& node) {
     pm[2] = map[2];
     auto v = externalStrided(p->id, ps, pm);
     if (!v) return v.error();
-    y = binary(std::string(name) == "weight" ? "mul" : "add", y, v.value());
+    y = binary(std::string(name) == "weight" ? ops::fn::kMul : ops::fn::kAdd, y, v.value());
   }
   bind(node.outputs[0], y);
   if (node.outputs.size() > 2) {
@@ -584,7 +584,7 @@ Outcome<bool> KernelBuilder::lowerScan(const Node& node, const ops::Scan& op) {
   if (dim < 0 || dim >= rank) return Failure{node.where() + ": scan dim out of range"};
   const int d = map[dim];
   if (d < 0) {  // a scan along a size-1 dim is the identity
-    bind(node.outputs[0], unary("identity", in.value()));
+    bind(node.outputs[0], unary(ops::fn::kIdentity, in.value()));
     return true;
   }
   if (kernel_.reduceBegin >= 0) return Failure{node.where() + ": a kernel holds one scan and no reduction"};

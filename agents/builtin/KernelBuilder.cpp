@@ -358,7 +358,7 @@ Outcome<int> KernelBuilder::elementwise(const Node& node, const std::string& fn,
     vals[i] = v.value();
   }
   KernelValue v;
-  v.op = fn == "where" ? ValueOp::Select : vals.size() == 1 ? ValueOp::Unary : ValueOp::Binary;
+  v.op = fn == ops::fn::kWhere ? ValueOp::Select : vals.size() == 1 ? ValueOp::Unary : ValueOp::Binary;
   v.fn = fn;
   v.args = vals;
   v.params = std::move(params);
@@ -378,7 +378,7 @@ Outcome<bool> KernelBuilder::lowerRegistered(const Node& node, const ops::OpDef&
   if (!v) return v.error();
   std::vector<int> args = kernel_.values[v.value()].args;
   if (l.reversed) std::swap(args[0], args[1]);
-  if (l.alpha != 1.0) args[1] = binary("mul", args[1], constant(l.alpha));
+  if (l.alpha != 1.0) args[1] = binary(ops::fn::kMul, args[1], constant(l.alpha));
   kernel_.values[v.value()].args = std::move(args);
   return true;
 }
@@ -394,7 +394,7 @@ Outcome<bool> KernelBuilder::lowerFill(const Node& node, double value) {
   if (kernel_.shape.empty()) kernel_.shape = out->shape;
   auto map = alignedMap(out->shape, {}, node);
   if (!map) return map.error();
-  const int v = unary("identity", constant(value));
+  const int v = unary(ops::fn::kIdentity, constant(value));
   kernel_.values[v].dimMap = map.value();
   bind(out->id, v);
   return true;
@@ -435,7 +435,7 @@ Outcome<bool> KernelBuilder::lowerCoordinate(const Node& node, const ops::Coordi
 // triu/tril (a causal mask made in forward, a triangular GEMM's result): the element where it lies
 // on the kept side of the diagonal, else 0.
 Outcome<bool> KernelBuilder::lowerTriangle(const Node& node, bool upper) {
-  auto v = elementwise(node, "identity", {"self"});
+  auto v = elementwise(node, ops::fn::kIdentity, {"self"});
   if (!v) return v.error();
   KernelValue& t = kernel_.values[v.value()];
   if (t.dimMap.size() < 2) return Failure{node.where() + ": " + baseName(node.op) + " of a tensor of fewer than two dims"};
@@ -508,7 +508,7 @@ Outcome<bool> KernelBuilder::lowerFlip(const Node& node) {
   }
   auto x = externalStrided(in->id, std::move(strides), map, false, shift);
   if (!x) return x.error();
-  const int v = unary("identity", x.value());
+  const int v = unary(ops::fn::kIdentity, x.value());
   kernel_.values[v].dimMap = map;
   bind(out->id, v);
   return true;
@@ -626,7 +626,7 @@ Outcome<bool> KernelBuilder::lowerView(const Node& node, ops::ViewKind kind) {
     if (src->shape[p] != 1) srcMapped.push_back(sm[p]);
   KernelValue v;
   v.op = ValueOp::Unary;
-  v.fn = "identity";
+  v.fn = ops::fn::kIdentity;
   v.args = {it->second.value};
   v.integer = kernel_.values[it->second.value].integer;
   std::size_t k = 0;
@@ -691,7 +691,7 @@ Outcome<bool> KernelBuilder::lowerReduction(const Node& node, const ops::ReduceD
       auto v = reduce(node, r.in, def.kind, r.dims, r.keepdim, out0);
       if (!v) return v.error();
       int result = v.value();
-      if (def.form == ops::ReduceForm::Mean) result = binary("div", result, constant(r.count(r.dims)));
+      if (def.form == ops::ReduceForm::Mean) result = binary(ops::fn::kDiv, result, constant(r.count(r.dims)));
       bind(out0, result);
       return true;
     }
@@ -712,11 +712,11 @@ Outcome<bool> KernelBuilder::lowerVariance(const Node& node, const Reduction& r,
   const std::string& out0 = node.outputs.at(0);
   auto sum = reduce(node, r.in, ReduceKind::Sum, r.dims, true, "");
   if (!sum) return sum.error();
-  const int centered = binary("sub", r.in, binary("div", sum.value(), constant(r.count(r.dims))));
-  auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, r.dims, r.keepdim, out0);
+  const int centered = binary(ops::fn::kSub, r.in, binary(ops::fn::kDiv, sum.value(), constant(r.count(r.dims))));
+  auto sq = reduce(node, binary(ops::fn::kMul, centered, centered), ReduceKind::Sum, r.dims, r.keepdim, out0);
   if (!sq) return sq.error();
-  int result = binary("div", sq.value(), constant(std::max(0.0, r.count(r.dims) - correction)));
-  if (root) result = unary("sqrt", result);
+  int result = binary(ops::fn::kDiv, sq.value(), constant(std::max(0.0, r.count(r.dims) - correction)));
+  if (root) result = unary(ops::fn::kSqrt, result);
   bind(out0, result);
   return true;
 }
@@ -726,17 +726,17 @@ Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, ops::ReduceForm form
   const std::string& out0 = node.outputs.at(0);
   auto m = reduce(node, r.in, ReduceKind::Max, r.dims, true, "");
   if (!m) return m.error();
-  int shifted = binary("sub", r.in, m.value());
-  int e = unary("exp", shifted);
+  int shifted = binary(ops::fn::kSub, r.in, m.value());
+  int e = unary(ops::fn::kExp, shifted);
   auto s = reduce(node, e, ReduceKind::Sum, r.dims, true, "");
   if (!s) return s.error();
   int result;
   if (form == ops::ReduceForm::LogSumExp) {
-    result = binary("add", unary("log", s.value()), m.value());
+    result = binary(ops::fn::kAdd, unary(ops::fn::kLog, s.value()), m.value());
     if (!r.keepdim) {  // drop the reduced positions from the map, as the result's shape does
       KernelValue squeeze;
       squeeze.op = ValueOp::Unary;
-      squeeze.fn = "identity";
+      squeeze.fn = ops::fn::kIdentity;
       squeeze.args = {result};
       auto mapOnly = reduce(node, r.in, ReduceKind::Sum, r.dims, false, "");  // only for its dim map
       if (!mapOnly) return mapOnly.error();
@@ -745,9 +745,9 @@ Outcome<bool> KernelBuilder::lowerSoftmax(const Node& node, ops::ReduceForm form
       result = push(std::move(squeeze));
     }
   } else if (form == ops::ReduceForm::Softmax) {
-    result = binary("div", e, s.value());
+    result = binary(ops::fn::kDiv, e, s.value());
   } else {
-    result = binary("sub", shifted, unary("log", s.value()));
+    result = binary(ops::fn::kSub, shifted, unary(ops::fn::kLog, s.value()));
   }
   if (graph_->tensor(out0)->shape.size() != kernel_.values[result].dimMap.size())
     return Failure{node.where() + ": result rank differs from the lowered reduction"};
@@ -762,12 +762,12 @@ Outcome<bool> KernelBuilder::lowerLayerNorm(const Node& node, const Reduction& r
   const double n = r.count(dims);
   auto sum = reduce(node, r.in, ReduceKind::Sum, dims, true, "");
   if (!sum) return sum.error();
-  int mean = binary("div", sum.value(), constant(n));
-  int centered = binary("sub", r.in, mean);
-  auto sq = reduce(node, binary("mul", centered, centered), ReduceKind::Sum, dims, true, "");
+  int mean = binary(ops::fn::kDiv, sum.value(), constant(n));
+  int centered = binary(ops::fn::kSub, r.in, mean);
+  auto sq = reduce(node, binary(ops::fn::kMul, centered, centered), ReduceKind::Sum, dims, true, "");
   if (!sq) return sq.error();
-  int rstd = unary("rsqrt", binary("add", binary("div", sq.value(), constant(n)), constant(eps)));
-  int y = binary("mul", centered, rstd);
+  int rstd = unary(ops::fn::kRsqrt, binary(ops::fn::kAdd, binary(ops::fn::kDiv, sq.value(), constant(n)), constant(eps)));
+  int y = binary(ops::fn::kMul, centered, rstd);
   for (const char* name : {"weight", "bias"}) {
     const Argument* a = node.arg(name);
     if (!a || !a->tensor) continue;
@@ -783,7 +783,7 @@ Outcome<bool> KernelBuilder::lowerLayerNorm(const Node& node, const Reduction& r
       if (!v) return v.error();
       w = v.value();
     }
-    y = binary(std::string(name) == "weight" ? "mul" : "add", y, w);
+    y = binary(std::string(name) == "weight" ? ops::fn::kMul : ops::fn::kAdd, y, w);
   }
   bind(node.outputs.at(0), y);
   if (node.outputs.size() > 2) {
@@ -808,7 +808,7 @@ Outcome<bool> KernelBuilder::lower(const Node& node) {
 
   const ops::OpDef* def = ops::findOp(node.op);
   if (def && def->view) return lowerView(node, *def->view);
-  if (b == "add" && graph_->tensor(out0)->dtype == DType::Int64) return lowerIntegerCount(node);
+  if (b == ops::fn::kAdd && graph_->tensor(out0)->dtype == DType::Int64) return lowerIntegerCount(node);
   if (def && def->fillValue) return lowerFill(node, def->fillValue(node));
   if (def && def->coordinate) return lowerCoordinate(node, *def->coordinate);
   if (def && def->lower) return lowerRegistered(node, *def);

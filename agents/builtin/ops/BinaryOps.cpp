@@ -22,12 +22,12 @@ std::string infix(const Operands& o, const char* op) { return "(" + o.x() + " " 
 
 // add, sub and rsub: a ± alpha·b (rsub is other − alpha·self).
 void addArithmetic(Registry& r) {
-  pairOp(r, "add", [](const Operands& o) { return infix(o, "+"); }).foldsAs(EpilogueRole::Bias);
+  pairOp(r, fn::kAdd, [](const Operands& o) { return infix(o, "+"); }).foldsAs(EpilogueRole::Bias);
   pairOp(r, fn::kSub, [](const Operands& o) { return infix(o, "-"); });
   pairOp(r, fn::kMul, [](const Operands& o) { return infix(o, "*"); }).foldsAs(EpilogueRole::Scale);
   pairOp(r, fn::kDiv, [](const Operands& o) { return infix(o, "/"); });
-  for (const std::string name : {"add", "sub"}) {
-    OpDef& d = r.ops[name == "add" ? r.ops.size() - 4 : r.ops.size() - 3];
+  for (const std::string name : {fn::kAdd, fn::kSub}) {
+    OpDef& d = r.ops[name == fn::kAdd ? r.ops.size() - 4 : r.ops.size() - 3];
     d.lower = [name](const Node& n, const Graph&) -> Outcome<Lowered> {
       Lowered l{name, {"self", "other"}};
       l.alpha = number(n, "alpha", 1.0);
@@ -72,13 +72,13 @@ void addComparisons(Registry& r) {
 // where(condition, self, other) and masked_fill(self, mask, value) = where(mask, value, self):
 // attention's causal mask.
 void addSelection(Registry& r) {
-  r.fn("where", [](const Operands& o) { return "(" + o.x() + " != 0.0f ? " + o.y() + " : " + o.z() + ")"; });
-  OpDef where{"where", Family::Binary};
-  where.lower = [](const Node&, const Graph&) -> Outcome<Lowered> { return Lowered{"where", {"condition", "self", "other"}}; };
+  r.fn(fn::kWhere, [](const Operands& o) { return "(" + o.x() + " != 0.0f ? " + o.y() + " : " + o.z() + ")"; });
+  OpDef where{fn::kWhere, Family::Binary};
+  where.lower = [](const Node&, const Graph&) -> Outcome<Lowered> { return Lowered{fn::kWhere, {"condition", "self", "other"}}; };
   where.tests = {{"torch.ops.aten.where.self(x0, x1, x2)", {Domain::Mask, Domain::Real, Domain::Real}}};
   r.ops.push_back(std::move(where));
   OpDef fill{"masked_fill", Family::Binary};
-  fill.lower = [](const Node&, const Graph&) -> Outcome<Lowered> { return Lowered{"where", {"mask", "value", "self"}}; };
+  fill.lower = [](const Node&, const Graph&) -> Outcome<Lowered> { return Lowered{fn::kWhere, {"mask", "value", "self"}}; };
   fill.tests = {{"torch.ops.aten.masked_fill.Scalar(x0, x1, -3.0)", {Domain::Real, Domain::Mask}}};
   r.ops.push_back(std::move(fill));
 }

@@ -45,16 +45,27 @@ struct KernelFn {
   std::string name;
   std::function<std::string(const Operands&)> cuda;
 };
-// Kernel functions that code outside the registry recognises by name: CudaEmitter finds softmax's
-// exp(x − max) and a norm's (x − mean)² over sum / n among a kernel's values. All but pow_scalar
-// are also the operators of their name.
+// Kernel functions that code outside the registry names: CudaEmitter finds softmax's exp(x − max)
+// and a norm's (x − mean)² over sum / n among a kernel's values; KernelBuilder and
+// CompositeLowering build reductions' and composites' decompositions from them. Those but
+// pow_scalar, identity, smooth_l1 and huber are also the operators of their name.
 namespace fn {
 inline constexpr char kExp[] = "exp";
+inline constexpr char kLog[] = "log";
+inline constexpr char kAdd[] = "add";
 inline constexpr char kSub[] = "sub";
 inline constexpr char kMul[] = "mul";
 inline constexpr char kDiv[] = "div";
 inline constexpr char kSquare[] = "square";
+inline constexpr char kAbs[] = "abs";
+inline constexpr char kNeg[] = "neg";
+inline constexpr char kSqrt[] = "sqrt";
+inline constexpr char kRsqrt[] = "rsqrt";
+inline constexpr char kWhere[] = "where";           // where(condition, self, other)
 inline constexpr char kPowScalar[] = "pow_scalar";  // pow.Tensor_Scalar: a number as the exponent
+inline constexpr char kIdentity[] = "identity";     // its operand, unchanged (copies, fills, casts)
+inline constexpr char kSmoothL1[] = "smooth_l1";    // of |x| with beta, smooth_l1_loss's term
+inline constexpr char kHuber[] = "huber";           // of |x| with delta, huber_loss's term
 }  // namespace fn
 // Operators that code outside the registry adds to a graph: MemoryFormat's layout copies.
 namespace opname {

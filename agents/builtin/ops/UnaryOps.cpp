@@ -65,10 +65,10 @@ void simpleUnary(Registry& r, const std::string& name, const std::string& form, 
 
 // Copies and aliases: the value itself (a cast only between float32 tensors on one device).
 void addCopies(Registry& r) {
-  r.fn("identity", [](const Operands& o) { return o.x(); });
+  r.fn(fn::kIdentity, [](const Operands& o) { return o.x(); });
   for (const char* name : {opname::kClone, "alias", "detach", "contiguous", "lift_fresh", "positive"}) {
     OpDef d{name, Family::Unary};
-    d.lower = [](const Node&, const Graph&) -> Outcome<Lowered> { return withParams("identity", {}); };
+    d.lower = [](const Node&, const Graph&) -> Outcome<Lowered> { return withParams(fn::kIdentity, {}); };
     d.tests = {{std::string("torch.ops.aten.") + name + ".default(x0)"}};
     r.ops.push_back(std::move(d));
   }
@@ -84,7 +84,7 @@ void addCopies(Registry& r) {
     const Argument* dt = node.arg("dtype");
     if (dt && !std::holds_alternative<std::monostate>(dt->value) && out->dtype != kComputeType)
       return Failure{node.where() + ": casts to " + out->dtype + " are left to PyTorch"};
-    return withParams("identity", {});
+    return withParams(fn::kIdentity, {});
   };
   copy.tests = {{"torch.ops.aten._to_copy.default(x0, dtype=torch.float32)"}};
   r.ops.push_back(std::move(copy));
@@ -247,14 +247,14 @@ void addMath(Registry& r) {
   simpleUnary(r, "tanh", "tanhf(#)");
   simpleUnary(r, fn::kExp, "expf(#)");
   simpleUnary(r, "exp2", "exp2f(#)");
-  simpleUnary(r, "log", "logf(#)", Domain::Positive);
+  simpleUnary(r, fn::kLog, "logf(#)", Domain::Positive);
   simpleUnary(r, "log2", "log2f(#)", Domain::Positive);
   simpleUnary(r, "log1p", "log1pf(#)", Domain::Positive);
   simpleUnary(r, "expm1", "expm1f(#)");
-  simpleUnary(r, "abs", "fabsf(#)");
-  simpleUnary(r, "neg", "(-#)");
-  simpleUnary(r, "sqrt", "sqrtf(#)", Domain::Positive);
-  simpleUnary(r, "rsqrt", "rsqrtf(#)", Domain::Positive);
+  simpleUnary(r, fn::kAbs, "fabsf(#)");
+  simpleUnary(r, fn::kNeg, "(-#)");
+  simpleUnary(r, fn::kSqrt, "sqrtf(#)", Domain::Positive);
+  simpleUnary(r, fn::kRsqrt, "rsqrtf(#)", Domain::Positive);
   simpleUnary(r, "reciprocal", "(1.0f / #)", Domain::Positive);
   simpleUnary(r, "sin", "sinf(#)");
   simpleUnary(r, "cos", "cosf(#)");
@@ -266,8 +266,8 @@ void addMath(Registry& r) {
   simpleUnary(r, fn::kSquare, "(# * #)");
   // Kernel functions of composite lowerings (CompositeLowering.cpp): no operator of their own.
   r.fn("nonzero", [](const Operands& o) { return "((" + o.x() + " != 0.0f) ? 1.0f : 0.0f)"; });
-  r.fn("smooth_l1", [](const Operands& o) { return "sc_smooth_l1(" + o.x() + ", " + o.P(0) + ")"; });
-  r.fn("huber", [](const Operands& o) { return "sc_huber(" + o.x() + ", " + o.P(0) + ")"; });
+  r.fn(fn::kSmoothL1, [](const Operands& o) { return "sc_smooth_l1(" + o.x() + ", " + o.P(0) + ")"; });
+  r.fn(fn::kHuber, [](const Operands& o) { return "sc_huber(" + o.x() + ", " + o.P(0) + ")"; });
   // An int64 counter counted up (num_batches_tracked += 1): exact integer arithmetic.
   r.fn("add_int", [](const Operands& o) {
     return "(" + o.x() + " + " + std::to_string(static_cast<long long>(o.params.at(0))) + "LL)";
