@@ -284,8 +284,7 @@ void Graph::addTensor(TensorInfo t) {
 
 void Graph::insertNode(std::size_t position, Node n) {
   nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(std::min(position, nodes.size())), std::move(n));
-  nodeIndex_.clear();
-  for (std::size_t i = 0; i < nodes.size(); ++i) nodeIndex_.emplace(nodes[i].id, i);
+  indexNodes();
 }
 
 TensorInfo* Graph::tensor(const std::string& id) {
@@ -295,6 +294,10 @@ TensorInfo* Graph::tensor(const std::string& id) {
 
 void Graph::replaceNodes(std::vector<Node> replacement) {
   nodes = std::move(replacement);
+  indexNodes();
+}
+
+void Graph::indexNodes() {
   nodeIndex_.clear();
   for (std::size_t i = 0; i < nodes.size(); ++i) nodeIndex_.emplace(nodes[i].id, i);
 }

@@ -150,6 +150,7 @@ struct Graph {
 
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);
+  void indexNodes();  // nodeIndex_ from `nodes` as they stand
   std::map<std::string, std::size_t> tensorIndex_;
   std::map<int, std::size_t> nodeIndex_;
 };

@@ -90,11 +90,6 @@ void addCompositeOps(Registry& r) {
   addLosses(r);
   addNorms(r);
   addPools(r);
-  // convolution is a library operator (LibraryOps.cpp), which cuDNN runs; a depthwise one the
-  // generated kernels compute as a weighted window. Its test: 6 channels of [1, 6, 43], k = 3.
-  OpDef& conv = r.op("convolution");
-  conv.composite = DepthwiseConv{};
-  conv.tests = {{"torch.ops.aten.convolution.default(x0[None], x1[:, None, :3], None, [1], [1], [1], False, [0], 6)", two()}};
 }
 
 }  // namespace stitch::agents::builtin::ops

@@ -10,8 +10,6 @@ struct Registry {
   std::vector<KernelFn> fns;
   // An operator that is also the kernel function of its name, without parameters.
   OpDef& simple(const std::string& name, Family family, std::function<std::string(const Operands&)> cuda);
-  // The entry registered as `name` by an earlier family; a missing one is a logic error.
-  OpDef& op(const std::string& name);
   void fn(const std::string& name, std::function<std::string(const Operands&)> cuda) {
     fns.push_back({name, std::move(cuda)});
   }

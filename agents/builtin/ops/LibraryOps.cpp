@@ -22,6 +22,12 @@ void addLibraryOps(Registry& r) {
   add(r, "bmm", CostKind::Gemm, LibraryKind::BatchedGemm);
   for (const char* name : {"baddbmm", "addbmm", "matmul", "linear"}) add(r, name, CostKind::Gemm);
   add(r, "convolution", CostKind::Convolution, LibraryKind::Convolution);
+  // cuDNN runs a convolution; a depthwise one the generated kernels compute as a weighted window
+  // (CompositeLowering). Its test: 6 channels of [1, 6, 43], k = 3.
+  OpDef& conv = r.ops.back();
+  conv.composite = DepthwiseConv{};
+  conv.tests = {{"torch.ops.aten.convolution.default(x0[None], x1[:, None, :3], None, [1], [1], [1], False, [0], 6)",
+                 {Domain::Real, Domain::Real}}};
   for (const char* name : {"_convolution", "mkldnn_convolution", "slow_conv3d_forward", "_slow_conv2d_forward",
                            "slow_conv_transpose2d", "slow_conv_transpose3d"})
     add(r, name, CostKind::Convolution);

@@ -21,7 +21,7 @@ struct Table {
     addLibraryOps(r);
     addViewOps(r);
     addCoordinateOps(r);
-    addCompositeOps(r);  // after addLibraryOps: it adds the depthwise lowering to convolution's entry
+    addCompositeOps(r);
     for (std::size_t i = 0; i < r.ops.size(); ++i)
       if (!byName.emplace(r.ops[i].name, i).second) throw std::logic_error("operator registered twice: " + r.ops[i].name);
     for (std::size_t i = 0; i < r.fns.size(); ++i)
@@ -80,11 +80,6 @@ OpDef& Registry::simple(const std::string& name, Family family, std::function<st
   return ops.back();
 }
 
-OpDef& Registry::op(const std::string& name) {
-  for (OpDef& d : ops)
-    if (d.name == name) return d;
-  throw std::logic_error("no operator registered as " + name + " yet");
-}
 
 const std::vector<OpDef>& allOps() { return table().r.ops; }
 
