@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Whether torch.compile's output would pass the verifier's tolerance: per task, eager's and
 torch.compile's outputs (PyTorch's default flags, as the bench times them) against each other at
-KernelBench's atol = rtol = 1e-4, and each against an fp64 truth (the model and inputs in double).
+KernelBench's atol = rtol = 1e-4, each against an fp64 truth (the model and inputs in double), and
+torch.compile's output by the verifier's own rule (harness tolerance.compare_with_truth: within 1e-4 of
+eager, or no further from the truth than eager's worst error plus the tolerance), as a candidate is judged.
 A speedup over torch.compile is read against a baseline that may itself be off: Inductor lays
 convolutions out channels-last, where cuDNN may pick TF32 kernels that eager's NCHW choice did not.
   python3 bench/compile_accuracy.py TASKS... --gpus 4 --out DIR
@@ -18,6 +20,8 @@ import sys
 
 CHECK = r"""
 import importlib.util, json, sys, torch
+sys.path.insert(0, sys.argv[2])
+from stitchcuda_harness.tolerance import compare_with_truth
 spec = importlib.util.spec_from_file_location("task", sys.argv[1]); m = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(m)
 torch.manual_seed(0)
@@ -39,15 +43,19 @@ print(json.dumps({
     "compile_outside_vs_eager": outside(compiled, eager),
     "eager_err_vs_fp64": float((eager.double() - truth).abs().max()),
     "compile_err_vs_fp64": float((compiled.double() - truth).abs().max()),
+    "compile_passes_verifier": compare_with_truth(compiled, eager, truth, 1e-4, 1e-4).passed,
 }))
 """
+
+
+HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness")
 
 
 def check(task: str, gpu: int, python: str, timeout: float) -> dict:
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu))
     row = {"task": "/".join(task.split(os.sep)[-2:])[:-3]}
     try:
-        r = subprocess.run([python, "-c", CHECK, task], capture_output=True, text=True, timeout=timeout, env=env)
+        r = subprocess.run([python, "-c", CHECK, task, HARNESS], capture_output=True, text=True, timeout=timeout, env=env)
         lines = r.stdout.strip().splitlines()
         if r.returncode == 0 and lines:
             row.update(json.loads(lines[-1]))
@@ -59,15 +67,16 @@ def check(task: str, gpu: int, python: str, timeout: float) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| task | compile within 1e-4 of eager | elements outside | eager vs fp64 | compile vs fp64 |",
-           "|---|---|---|---|---|"]
+    out = ["| task | compile within 1e-4 of eager | elements outside | eager vs fp64 | compile vs fp64 | "
+           "compile passes the verifier's rule |", "|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
-            out.append(f"| {r['task']} | error: {r['error']} | | | |")
+            out.append(f"| {r['task']} | error: {r['error']} | | | | |")
             continue
         ok = "yes" if r["compile_outside_vs_eager"] == 0 else "no"
         out.append(f"| {r['task']} | {ok} | {r['compile_outside_vs_eager']}/{r['elements']} | "
-                   f"{r['eager_err_vs_fp64']:.2e} | {r['compile_err_vs_fp64']:.2e} |")
+                   f"{r['eager_err_vs_fp64']:.2e} | {r['compile_err_vs_fp64']:.2e} | "
+                   f"{'yes' if r['compile_passes_verifier'] else 'no'} |")
     return "\n".join(out)
 
 
