@@ -68,37 +68,49 @@ def _self_time_us(evt: Any, on_gpu: bool) -> float:
     return float(evt.self_cpu_time_total)
 
 
-def _recorded_parents(prof: Any) -> dict[int, tuple[str, Optional[int]]]:
-    """Each CPU operator's name and its enclosing operator's id, keyed by the operator's id, as the
-    profiler recorded its op stack. The events' own `cpu_parent` is rebuilt from whole-microsecond
+def _recorded_calls(prof: Any) -> dict[int, tuple[str, Optional[int], str, bool]]:
+    """Each CPU operator's name, the user's line it ran under, the operator that line called which
+    it is part of, and whether that is the operator itself, keyed by the operator's id, read off the
+    op tree the profiler recorded. The events' own `cpu_parent` is rebuilt from whole-microsecond
     times, and a child whose start and length are each truncated can seem to end after its parent:
-    relu's clamp_min then showed as an operator of the line, once in two calls. Empty where the
-    profiler keeps no tree; the events' parents serve then."""
+    relu's clamp_min then showed as an operator of the line, once in two calls.
+
+    One walk down the tree carries each node's line and call to its children: ids are not followed
+    upwards, since only operators have ids of their own (a GPU kernel shares its launch's, other
+    events may all read 0). An id seen twice is left out; those operators, and every operator where
+    the profiler keeps no tree, are placed by the events' parents instead."""
     try:
         roots = prof.profiler.kineto_results.experimental_event_tree()
+        op_tag = torch._C._profiler._EventType.TorchOp
     except (AttributeError, RuntimeError):
         return {}
-    parents: dict[int, tuple[str, Optional[int]]] = {}
-    stack = [(node, None) for node in roots]
+    calls: dict[int, tuple[str, Optional[int], str, bool]] = {}
+    seen_twice: set[int] = set()
+    # (node, the innermost line range above it, the outermost operator below that range)
+    stack: list[tuple[Any, Optional[int], Optional[str]]] = [(node, None, None) for node in roots]
     while stack:
-        node, parent = stack.pop()
-        parents[node.correlation_id] = (node.name, parent)
-        stack.extend((child, node.correlation_id) for child in node.children)
-    return parents
+        node, line, call = stack.pop()
+        if node.name.startswith(_RANGE):
+            line, call = int(node.name[len(_RANGE):]), None
+        elif getattr(node, "tag", op_tag) == op_tag:
+            key = node.correlation_id
+            if key in calls:
+                seen_twice.add(key)
+            calls[key] = (node.name, line, call or node.name, call is None)
+            call = call or node.name
+        stack.extend((child, line, call) for child in node.children)
+    for key in seen_twice:
+        del calls[key]
+    return calls
 
 
-def _line_and_call(evt: Any, recorded: dict[int, tuple[str, Optional[int]]]) -> tuple[Optional[int], str, bool]:
+def _line_and_call(evt: Any, recorded: dict[int, tuple[str, Optional[int], str, bool]]) -> tuple[Optional[int], str, bool]:
     """The user's line `evt` ran under, the name of the operator that line called which `evt` is part
     of (`evt` itself, or its outermost enclosing operator below the line's range), and whether that
     operator is `evt` itself."""
-    if recorded.get(evt.id, ("",))[0] == evt.name:
-        call, own, parent = evt.name, True, recorded[evt.id][1]
-        while parent is not None and parent in recorded:
-            name, up = recorded[parent]
-            if name.startswith(_RANGE):
-                return int(name[len(_RANGE):]), call, own
-            call, own, parent = name, False, up
-        return None, call, own
+    mine = recorded.get(evt.id)
+    if mine is not None and mine[0] == evt.name:
+        return mine[1], mine[2], mine[3]
     call, e = evt, getattr(evt, "cpu_parent", None)
     while e is not None:
         if e.name.startswith(_RANGE):
@@ -136,7 +148,7 @@ def profile_reference(task: Task, device: torch.device, params: dict[str, Any]) 
     with open(task.path, encoding="utf-8", errors="replace") as f:
         source_lines = f.read().splitlines()
     per_line: dict[Optional[int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
-    recorded = _recorded_parents(prof)
+    recorded = _recorded_calls(prof)
     for evt in prof.events():
         if not str(getattr(evt, "device_type", "CPU")).endswith("CPU") or evt.name.startswith(_RANGE) or _profiler_own(evt.name):
             continue  # kernel rows: their time is already in the launching op's self device time
