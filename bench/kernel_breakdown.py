@@ -64,7 +64,7 @@ def main():
         if cand_dir is None:
             print(f"\n## {name}: no candidate: {why}")
             continue
-        tm, model, cand, built = task_and_candidate.load_files(task_file, cand_dir, builder)
+        tm, model, cand, built = task_and_candidate.load_files(task_file, cand_dir, builder, as_built=bool(args.results))
         if cand is None:
             print(f"\n## {name}: candidate build failed: {built.diagnostics[:2]}")
             continue
