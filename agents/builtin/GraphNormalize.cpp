@@ -80,10 +80,11 @@ void Normalizer::run() {
   noteReaders();
   for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
     Node& n = g_.nodes[i];
+    if (skipped_.count(n.id)) continue;
     if (n.kind == NodeKind::Inplace && !restrideAsView(n)) functionalize(n, i);
     identityReduction(n);
     const std::string base = baseName(n.op);
-    if (trainingBatchNorm(n, base, nodes) || counterIncrement(n, base, nodes)) continue;
+    if (trainingBatchNorm(n, base, nodes) || instanceNorm(n, base, nodes) || counterIncrement(n, base, nodes)) continue;
     if (base == "_unsafe_view") markView(n);
     listOfViews(n, base);
     if (base == "slice") wholeSliceAsView(n);
@@ -96,6 +97,7 @@ void Normalizer::run() {
     nodes.push_back(n);
   }
   g_.replaceNodes(std::move(nodes));
+  g_.removeTensors(dropped_);
   for (auto& [id, t] : added_) g_.addTensor(std::move(t));
 }
 

@@ -1,8 +1,10 @@
-// The normalization's rewrites of module state updates (Normalizer.h): training-mode batch norm
-// as the plain nodes the planner fuses, with its running statistics written back, and an integer
-// buffer's counter.
+// The normalization's rewrites of batch norm and module state updates (Normalizer.h): training-mode
+// batch norm as the plain nodes the planner fuses, with its running statistics written back;
+// instance norm as a norm over the spatial dims of its own input; and an integer buffer's counter.
 #include "agents/builtin/NodeArgs.h"
 #include "agents/builtin/Normalizer.h"
+
+#include <algorithm>
 
 namespace stitch::agents::builtin::normalize {
 namespace {
@@ -126,6 +128,60 @@ bool Normalizer::trainingBatchNorm(const Node& n, const std::string& base, std::
   std::string y = op("aten::mul.Tensor", tensors2(centered, rstd), shape, affineW || affineB ? "" : out);
   if (affineW) y = op("aten::mul.Tensor", tensors2(y, view(w, paramShape)), shape, affineB ? "" : out);
   if (affineB) op("aten::add.Tensor", tensors2(y, view(b, paramShape)), shape, out);
+  return true;
+}
+
+// Instance norm without affine parameters or running statistics (nn.InstanceNorm*d's default), which
+// ATen runs as training batch norm over a [1, N·C, ...] view of the [N, C, ...] input and then views
+// back: a layer norm over the input's own spatial dims (the same rows, mean and biased variance).
+// The views merge and split the dims a kernel iterates, so each kept the kernel making the input (a
+// convolution's bias), the statistics and the kernel using the result (a division) apart: three
+// passes where one row kernel does (bench/results/conv_tails_2026-11-28_h100). The view in, already
+// among `nodes`, is dropped; the view out is skipped when the pass reaches it (`skipped_`), its
+// result now the layer norm's.
+bool Normalizer::instanceNorm(const Node& n, const std::string& base, std::vector<Node>& nodes) {
+  static const std::set<std::string> ops{"native_batch_norm", "_native_batch_norm_legit", "cudnn_batch_norm"};
+  if (!ops.count(base) || n.outputs.empty() || !isTrue(n.arg("training"))) return false;
+  for (const char* arg : {"weight", "bias", "running_mean", "running_var"})
+    if (!argTensor(n, arg).empty()) return false;
+  for (std::size_t i = 1; i < n.outputs.size(); ++i)
+    if (!unused(n.outputs[i])) return false;
+  const std::string flat = argTensor(n, "input"), normed = n.outputs[0];
+  if (flat.empty() || returned_.count(flat) || returned_.count(normed) || !info(flat).viewOf) return false;
+  const std::string x = *info(flat).viewOf;
+  const Node* back = soleReader(normed, "self");
+  const auto in = std::find_if(nodes.begin(), nodes.end(), [&](const Node& m) {
+    return m.kind == NodeKind::View && m.outputs.size() == 1 && m.outputs[0] == flat && argTensor(m, "self") == x;
+  });
+  if (!back || back->kind != NodeKind::View || back->outputs.size() != 1 || in == nodes.end() || readers_[flat] != 1)
+    return false;
+  const std::string y = back->outputs[0];
+  const TensorInfo &xi = info(x), &fi = info(flat), &yi = info(y);
+  const std::vector<int64_t>& shape = xi.shape;
+  if (xi.dtype != DType::Float32 || shape.size() < 3 || !xi.contiguous() || !fi.contiguous() || !yi.contiguous() ||
+      yi.shape != shape || fi.shape.size() != shape.size() || fi.shape[0] != 1 || fi.shape[1] != shape[0] * shape[1] ||
+      !std::equal(shape.begin() + 2, shape.end(), fi.shape.begin() + 2))
+    return false;
+  const std::vector<int64_t> spatial(shape.begin() + 2, shape.end());
+  std::vector<int64_t> statShape(shape.size(), 1);
+  statShape[0] = shape[0], statShape[1] = shape[1];
+  Argument none = *n.arg("weight");
+  Node ln = node(n, "aten::native_layer_norm",
+                 {tensorArg("input", x), valueArg("normalized_shape", spatial), none, none,
+                  valueArg("eps", scalarOr(n, base == "cudnn_batch_norm" ? "epsilon" : "eps", 1e-5))},
+                 y);
+  ln.inputs[2].name = "weight", ln.inputs[3].name = "bias";
+  for (int stat = 0; stat < 2; ++stat) {  // mean and rstd, unread as batch norm's were
+    ln.outputs.push_back(newTensor(xi, statShape));
+    setProducer(ln.outputs.back(), ln.id);
+  }
+  info(y).viewOf.reset();
+  info(y).storageOffset = 0;
+  nodes.erase(in);
+  skipped_.insert(back->id);
+  dropped_.insert(n.outputs.begin(), n.outputs.end());  // the [1, N·C, ...] result and its unread statistics
+  dropped_.insert(flat);
+  nodes.push_back(std::move(ln));
   return true;
 }
 

@@ -1,6 +1,6 @@
 // The normalization pass's state and rewrites (GraphNormalize.h says what it does), shared by the
 // files that hold its groups of rewrites: GraphNormalize.cpp (the pass, its facts about the graph
-// and the view rewrites), NormalizeBatchNorm.cpp (training batch norm and counters) and
+// and the view rewrites), NormalizeBatchNorm.cpp (training batch norm, instance norm and counters) and
 // NormalizeDecompose.cpp (operators split into the ones the planner lowers).
 #pragma once
 
@@ -42,8 +42,9 @@ private:
   void wholeSliceAsView(Node& n);
   bool pieceOfUnreadBase(const std::string& id) const;
 
-  // Training batch norm and counters (NormalizeBatchNorm.cpp).
+  // Training batch norm, instance norm and counters (NormalizeBatchNorm.cpp).
   bool trainingBatchNorm(const Node& n, const std::string& base, std::vector<Node>& nodes);
+  bool instanceNorm(const Node& n, const std::string& base, std::vector<Node>& nodes);
   bool counterIncrement(const Node& n, const std::string& base, std::vector<Node>& nodes);
   bool channelBuffer(const std::string& id, int64_t channels);
 
@@ -89,6 +90,10 @@ private:
   std::set<std::string> unsafeViews_;
   // Tensors made here, by id; the graph takes them in this order once the rewrites are done.
   std::map<std::string, TensorInfo> added_;
+  // Captured nodes a rewrite of an earlier node made redundant (instance norm's view of its result),
+  // and the captured tensors no node makes or reads after the rewrites (the views' results).
+  std::set<int> skipped_;
+  std::set<std::string> dropped_;
   int nextNode_ = 0;
 };
 

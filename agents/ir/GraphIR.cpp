@@ -297,6 +297,12 @@ void Graph::replaceNodes(std::vector<Node> replacement) {
   indexNodes();
 }
 
+void Graph::removeTensors(const std::set<std::string>& ids) {
+  std::erase_if(tensors, [&](const TensorInfo& t) { return ids.count(t.id) > 0; });
+  tensorIndex_.clear();
+  for (std::size_t i = 0; i < tensors.size(); ++i) tensorIndex_.emplace(tensors[i].id, i);
+}
+
 void Graph::indexNodes() {
   nodeIndex_.clear();
   for (std::size_t i = 0; i < nodes.size(); ++i) nodeIndex_.emplace(nodes[i].id, i);

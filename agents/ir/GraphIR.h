@@ -147,6 +147,8 @@ struct Graph {
   // stay as they are, and each node's id is unique.
   TensorInfo* tensor(const std::string& id);
   void replaceNodes(std::vector<Node> replacement);
+  // Drops tensors a rewrite left that no node, output or module state names any more.
+  void removeTensors(const std::set<std::string>& ids);
 
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);

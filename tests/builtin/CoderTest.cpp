@@ -280,8 +280,22 @@ TEST(Coder, BatchNormModelNewConstructsItselfAsTheReferenceDoes) {
   EXPECT_FALSE(has(py, "super(Model")) << py;
 }
 
-TEST(Coder, InstanceNormReturnsTheViewOfItsBuffer) {
-  EXPECT_TRUE(has(pythonOf("44_instance_norm"), "return out0.view((16, 64, 128, 128))"));
+// A result that is a view of what a kernel writes is returned as that view of the buffer (a batched
+// matmul's [32·512, 1024] product seen as [32, 512, 1024]).
+TEST(Coder, ReturnsTheViewOfItsBuffer) {
+  EXPECT_TRUE(has(pythonOf("59_matmul_broadcast"), "return out0.view((32, 512, 1024))"));
+}
+
+// Instance norm (ATen's batch norm over a [1, N·C, ...] view) is a norm over the spatial dims of its
+// own input: one kernel with the convolution's bias before it and the division after it, no view of
+// a [1, N·C, ...] buffer, and any batch size.
+TEST(Coder, InstanceNormIsOneRowKernelWithItsNeighbours) {
+  const std::string py = pythonOf("100_conv2d_instance_norm_divide");
+  EXPECT_TRUE(has(py, "STITCH_ANY_ROWS = True")) << py;
+  EXPECT_FALSE(has(py, ".view(")) << py;
+  const std::string cu = cudaOf("100_conv2d_instance_norm_divide");
+  EXPECT_TRUE(has(cu, "k1_kernel")) << cu;
+  EXPECT_FALSE(has(cu, "k2_kernel")) << "bias, statistics, normalization and division in one kernel";
 }
 
 TEST(Coder, ReplanCandidatesGenerateForEveryFixture) {
