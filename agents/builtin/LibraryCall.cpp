@@ -526,7 +526,7 @@ bool pointwiseGemm(const ConvCall& c) {
 }
 
 int directDeconvTile(const ConvCall& c) {
-  if (!c.transposed || c.inShape.size() < 3 || c.inShape.size() > 4 || c.groups < 1) return 0;
+  if (!c.transposed || c.channelsLast || c.inShape.size() < 3 || c.inShape.size() > 4 || c.groups < 1) return 0;
   for (int64_t d : c.dilation)
     if (d != 1) return 0;
   // The window's taps as the kernel instantiates them (a unit height for 1-D), each at most 8.

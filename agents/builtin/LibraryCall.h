@@ -158,7 +158,7 @@ int directConvTile(const ConvCall& c);
 bool pointwiseGemm(const ConvCall& c);
 
 // The channel tile of the direct gather kernel for a transposed convolution, or 0 where it does
-// not apply: 1-D and 2-D, dilation 1, windows and strides up to 8, with the weights of one stride
+// not apply: NCHW, 1-D and 2-D, dilation 1, windows and strides up to 8, with the weights of one stride
 // phase for the tile within 32 KiB of shared memory and a grid within CUDA's limits.
 int directDeconvTile(const ConvCall& c);
 

@@ -48,9 +48,11 @@ std::string whyNotChannelsLast(const Graph& graph, const Node& node, const Plann
   if (!in || !in->tensor || !w || !w->tensor || node.outputs.size() != 1) return "not a plain convolution";
   const TensorInfo* x = graph.tensor(*in->tensor);
   const TensorInfo* out = graph.tensor(node.outputs[0]);
-  const Argument* tr = node.arg("transposed");
-  if (tr && std::holds_alternative<bool>(tr->value) && std::get<bool>(tr->value))
-    return "a transposed convolution (cuDNN's backward-data call or the direct gather kernel, both NCHW)";
+  // A transposed convolution runs too: cuDNN's backward-data kernels work in NHWC as the forward ones
+  // do, and an NCHW call pays cuDNN's conversions of its input and result around them (on level2/93
+  // on an H100, 886 of the candidate's 2417 µs went to converting the result back to NCHW,
+  // bench/results/conv_tails_2026-11-28_h100). The direct gather kernel reads NCHW only, so a
+  // channels-last call measures cuDNN's algorithms alone (directDeconvTile).
   // Grouped convolutions run a cuDNN call per group over NCHW slices (LibraryEmitter's group split).
   if (number(node, "groups", 1) != 1) return "a grouped convolution (one cuDNN call per group over NCHW slices)";
   if (!x || !out || x->dtype != "float32" || (x->shape.size() != 4 && x->shape.size() != 5) ||

@@ -317,5 +317,24 @@ TEST(MemoryFormat, ALoneConvolutionKeepsNchwByDefault) {
   }
 }
 
+// A transposed convolution runs channels-last when the layout trial asks: cuDNN's backward-data
+// call told NHWC for its input, result and a KRSC filter copy (no NHWC<->NCHW conversions of its
+// own around the call), the direct gather kernel, which reads NCHW, not among its alternatives,
+// and the tail reads the NHWC result and writes the forward's NCHW output. conv_on_cpu.py runs it.
+TEST(MemoryFormat, ATransposedConvolutionRunsChannelsLastWhenAsked) {
+  const LaidOutPlan l = laidOut("83_conv_transpose2d_tanh_scale", withLayout(eagerTf32(), LayoutMode::ChannelsLast));
+  const auto convs = convolutions(l.plan);
+  ASSERT_EQ(convs.size(), 1u) << testing::leftOf(l.plan);
+  const ConvCall& c = convs[0]->conv;
+  EXPECT_TRUE(c.transposed);
+  EXPECT_TRUE(c.channelsLast);
+  EXPECT_EQ(directDeconvTile(c), 0);
+  EXPECT_EQ(conversions(l.graph), 2);  // the input and the filter
+  for (const auto& id : l.graph.outputs) EXPECT_TRUE(l.graph.tensor(id)->contiguous()) << id;
+  ConvCall nchw = c;
+  nchw.channelsLast = false;
+  EXPECT_GT(directDeconvTile(nchw), 0);  // the NCHW call keeps the gather kernel as a rival
+}
+
 }  // namespace
 }  // namespace stitch::agents::builtin

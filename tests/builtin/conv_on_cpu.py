@@ -6,8 +6,9 @@ kernels, kernels and pooling windows iterating in NHWC order, the channels-last 
 makes and the host's checks of them. Each argument names a folder generate_candidates writes
 (FIXTURE or FIXTURE.VARIANT, e.g. 81_conv2d_relu_maxpool.channels_last); its candidate is built and
 compared as generated_on_cpu.py builds and compares the elementwise fixtures (three seeds, NaNs
-planted in the last, other row counts where the program takes them). Candidates whose steps
-include a GEMM, a transposed convolution or an RNN cannot run so and fail, saying so."""
+planted in the last, other row counts where the program takes them). Transposed convolutions run
+as cuDNN's backward-data computes them; candidates whose steps include a GEMM, an RNN or the direct
+transposed-convolution kernel (deconv_on_cpu.py runs that one) cannot run so and fail, saying so."""
 from __future__ import annotations
 
 import argparse
