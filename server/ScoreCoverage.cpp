@@ -1,7 +1,7 @@
 // Coverage from declared operators; see ScoreCoverage.h.
 #include "server/ScoreCoverage.h"
 
-#include "agents/builtin/Planner.h"
+#include "agents/builtin/plan/Planner.h"
 
 namespace stitch::server {
 

@@ -2,7 +2,7 @@
 #include "server/Scoring.h"
 
 #include "server/ScoreCoverage.h"
-#include "agents/builtin/GraphNormalize.h"
+#include "agents/builtin/normalize/GraphNormalize.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,8 +1,8 @@
 // The built-in brain; see BuiltinBrain.h.
 #include "agents/builtin/BuiltinBrain.h"
-#include "agents/builtin/GraphNormalize.h"
-#include "agents/builtin/LibraryEmitter.h"
-#include "agents/builtin/MemoryFormat.h"
+#include "agents/builtin/emit/LibraryEmitter.h"
+#include "agents/builtin/normalize/GraphNormalize.h"
+#include "agents/builtin/plan/MemoryFormat.h"
 
 #include <algorithm>
 #include <fstream>

@@ -2,9 +2,9 @@
 // the Coder's generated candidate, and refine as a search over launch variants.
 #pragma once
 
-#include "agents/builtin/Coder.h"
-#include "agents/builtin/LayoutSearch.h"
-#include "agents/builtin/LibraryVsEager.h"
+#include "agents/builtin/emit/Coder.h"
+#include "agents/builtin/plan/LayoutSearch.h"
+#include "agents/builtin/plan/LibraryVsEager.h"
 #include "agents/loop/Brain.h"
 
 #include <set>

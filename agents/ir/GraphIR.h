@@ -142,7 +142,7 @@ struct Graph {
   void addTensor(TensorInfo t);
   // A node the host adds, run before the node at `position` of `nodes`; its id must be new.
   void insertNode(std::size_t position, Node n);
-  // The built-in brain's normalization (builtin/GraphNormalize.h) rewrites tensors in place (a
+  // The built-in brain's normalization (builtin/normalize/GraphNormalize.h) rewrites tensors in place (a
   // base, a producer, strides) and the node list as a whole: their ids, which the indexes key on,
   // stay as they are, and each node's id is unique.
   TensorInfo* tensor(const std::string& id);

@@ -2,7 +2,7 @@
 several cores at once: a network of 100+ operators is one file of 100-300 kernels, and nvcc runs
 each file's front end, optimizer, assembler and host compiler on one core.
 
-The built-in coder marks the file (agents/builtin/Coder.h): `// stitch:shared-end` ends the prelude
+The built-in coder marks the file (agents/builtin/emit/Coder.h): `// stitch:shared-end` ends the prelude
 every kernel needs, and `// stitch:kernel <launcher>` ... `// stitch:kernel-end` hold each generated
 kernel with its launcher `static int <launcher>(const StitchTensor*, int64_t, cudaStream_t)`. The
 blocks go into part files (the prelude, then their blocks, each launcher made external), and the main

@@ -2,7 +2,7 @@
 // and bool outputs, the split reduction's static buffers, the scan in fp64, PyTorch's pooling
 // and NaN semantics, and the ModelNew that mirrors the reference's state_dict.
 #include "FixtureGraphs.h"
-#include "agents/builtin/KernelBuilder.h"
+#include "agents/builtin/lower/KernelBuilder.h"
 
 #include <fstream>
 #include <set>

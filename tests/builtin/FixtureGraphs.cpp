@@ -1,8 +1,8 @@
 // Loading of the graph fixtures; see FixtureGraphs.h.
 #include "FixtureGraphs.h"
 
-#include "agents/builtin/MemoryFormat.h"
-#include "agents/builtin/RuntimeRows.h"
+#include "agents/builtin/plan/MemoryFormat.h"
+#include "agents/builtin/plan/RuntimeRows.h"
 
 #include <algorithm>
 #include <fstream>

@@ -2,9 +2,9 @@
 // built-in brain's tests and for the candidate generator.
 #pragma once
 
-#include "agents/builtin/Coder.h"
-#include "agents/builtin/GraphNormalize.h"
-#include "agents/builtin/MemoryFormat.h"
+#include "agents/builtin/emit/Coder.h"
+#include "agents/builtin/normalize/GraphNormalize.h"
+#include "agents/builtin/plan/MemoryFormat.h"
 
 #include <filesystem>
 #include <string>

@@ -4,7 +4,7 @@
 // piece. The plans and the emitted index expressions are checked here; generated_on_cpu.py runs
 // the same candidates on the CPU against their Model.
 #include "FixtureGraphs.h"
-#include "agents/builtin/Concatenation.h"
+#include "agents/builtin/lower/Concatenation.h"
 
 #include <fstream>
 

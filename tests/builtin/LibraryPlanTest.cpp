@@ -4,8 +4,8 @@
 // intermediate buffers planned once).
 #include "FixtureGraphs.h"
 
-#include "agents/builtin/LibraryEmitter.h"
-#include "agents/builtin/LibraryVsEager.h"
+#include "agents/builtin/emit/LibraryEmitter.h"
+#include "agents/builtin/plan/LibraryVsEager.h"
 
 #include <gtest/gtest.h>
 

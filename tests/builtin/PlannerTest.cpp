@@ -3,7 +3,7 @@
 // mode's one kernel per operator.
 #include "FixtureGraphs.h"
 
-#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/kernel/NodeArgs.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "FixtureGraphs.h"
 
 #include "agents/builtin/BuiltinBrain.h"
-#include "agents/builtin/LibraryEmitter.h"
+#include "agents/builtin/emit/LibraryEmitter.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // computes from the rows.
 #include "FixtureGraphs.h"
 
-#include "agents/builtin/RuntimeRows.h"
+#include "agents/builtin/plan/RuntimeRows.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Prints a captured graph (stitchcuda.graph/1 JSON) as the built-in brain's normalization rewrites
 // it, for normalized_on_cpu.py to run both forms on PyTorch and compare them.
-#include "agents/builtin/GraphNormalize.h"
+#include "agents/builtin/normalize/GraphNormalize.h"
 
 #include <fstream>
 #include <iostream>

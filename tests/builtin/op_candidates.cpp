@@ -2,9 +2,9 @@
 // candidate the built-in brain generates for a captured graph (its task file named by the graph) into
 // OUT, and fails naming every operator the plan leaves in PyTorch, with why: a registered operator
 // (agents/builtin/ops) must be generated.
-#include "agents/builtin/Coder.h"
-#include "agents/builtin/GraphNormalize.h"
-#include "agents/builtin/MemoryFormat.h"
+#include "agents/builtin/emit/Coder.h"
+#include "agents/builtin/normalize/GraphNormalize.h"
+#include "agents/builtin/plan/MemoryFormat.h"
 
 #include <filesystem>
 #include <fstream>

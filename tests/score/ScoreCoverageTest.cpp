@@ -4,7 +4,7 @@
 // gets the operator counts planCoverage gives its plan, and its time share too wherever the
 // declaration names its nodes (a declared operator the graph holds no more of than declared). Where
 // it holds more, which of them stayed in PyTorch is not in the declaration.
-#include "agents/builtin/Planner.h"
+#include "agents/builtin/plan/Planner.h"
 #include "server/ScoreCoverage.h"
 #include "tests/builtin/FixtureGraphs.h"
 

@@ -1,6 +1,6 @@
 // The elementwise binary family: arithmetic, comparisons (1.0f or 0.0f), selection, powers, and the
 // two-operand functions of the losses CompositeLowering.cpp lowers.
-#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/ops/Families.h"
 
 #include <map>

@@ -3,7 +3,7 @@
 // the composite family (CompositeOps.cpp) holds one of them.
 #pragma once
 
-#include "agents/builtin/FusedKernel.h"  // ReduceKind
+#include "agents/builtin/kernel/FusedKernel.h"  // ReduceKind
 
 #include <string>
 #include <variant>

@@ -1,6 +1,6 @@
 // The fill family: tensors of one value that read nothing but their size (zeros_like, full, ...).
 // KernelBuilder::lowerFill writes the entry's value over the result's shape.
-#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/ops/Families.h"
 
 namespace stitch::agents::builtin::ops {

@@ -1,7 +1,7 @@
 // The normalization family lowered from reductions: softmax, log_softmax and layer norm, each
 // built by KernelBuilder::lowerReduction from ReduceKind reductions over one range of dims.
 // (Batch and group norm are composites: CompositeOps.cpp.)
-#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/ops/Families.h"
 
 namespace stitch::agents::builtin::ops {

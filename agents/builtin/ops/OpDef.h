@@ -7,7 +7,7 @@
 // NormalizationOps.cpp, FillOps.cpp, LibraryOps.cpp, ViewOps.cpp, CoordinateOps.cpp, CompositeOps.cpp.
 #pragma once
 
-#include "agents/builtin/FusedKernel.h"  // ReduceKind
+#include "agents/builtin/kernel/FusedKernel.h"  // ReduceKind
 #include "agents/builtin/ops/CompositeDef.h"
 #include "agents/ir/GraphIR.h"
 

@@ -1,5 +1,5 @@
 // The registry's table, built once from the family files; see OpDef.h.
-#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/ops/CudaLiteral.h"
 #include "agents/builtin/ops/Families.h"
 

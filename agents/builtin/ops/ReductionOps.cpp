@@ -2,7 +2,7 @@
 // deviations over one range of dims, and logsumexp.
 // Each entry names its ReduceKind and form, which KernelBuilder::lowerReduction builds, and reads
 // its dims and keepdim into ReduceParams.
-#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/ops/Families.h"
 
 namespace stitch::agents::builtin::ops {

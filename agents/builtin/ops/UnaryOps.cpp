@@ -1,8 +1,8 @@
 // The elementwise unary family: activations, math functions, copies. Each entry says how a node
 // lowers (its parameters as a struct of their own, encoded once for the kernel value and decoded
 // once for the CUDA) and how it is tested against eager.
-#include "agents/builtin/FusedKernel.h"  // kComputeType
-#include "agents/builtin/NodeArgs.h"
+#include "agents/builtin/kernel/FusedKernel.h"  // kComputeType
+#include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/ops/Families.h"
 
 #include <cmath>

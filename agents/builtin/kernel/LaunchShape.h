@@ -1,0 +1,31 @@
+// How a generated kernel is launched, as far as the stages before the emitter must know it: the
+// refine search's launch variant, and the launch shapes the planner describes and RuntimeRows
+// checks (a warp or a block per row, a column reduction split over blocks). The emitter
+// (emit/CudaEmitter.h) generates what these decide.
+#pragma once
+
+#include "agents/builtin/kernel/FusedKernel.h"
+
+#include <cstdint>
+#include <string>
+
+namespace stitch::agents::builtin {
+
+// One point of the refine search (design §8): the launch shape of every generated kernel.
+struct Variant {
+  int block = 256;  // threads per block
+  int vec = 4;      // elements per 16-byte access (4) or scalar accesses (1)
+  int items = 1;    // flat kernels: vector chunks per thread before the grid strides
+  std::string name() const;
+};
+
+// A row reduction (inner() == 1) whose rows are short enough (up to 1024 elements, eight 16-byte
+// chunks per lane) to take a warp each rather than a block.
+bool warpPerRow(const FusedKernel& kernel);
+
+// Parts a column reduction (inner() > 1) splits its reduced dim into, a block each, when its
+// columns are too few to fill the GPU; 1: not split. Its partial results are sized for the
+// captured shape, so its rows stay fixed (RuntimeRows.h).
+int64_t splitsColumns(const FusedKernel& kernel);
+
+}  // namespace stitch::agents::builtin
