@@ -2,6 +2,7 @@
 #include "server/BatchRows.h"
 
 #include "server/ResultFiles.h"
+#include "server/RowQueue.h"
 #include "server/WorkerProcess.h"
 
 #include <atomic>
@@ -106,11 +107,18 @@ RowBatchOutcome runRowBatch(const HostConfig& config, const RowBatch& batch, con
         });
     if (status != 0) return {2};
   } else {
-    std::atomic<std::size_t> next{0};
+    // One worker takes the rows in file order; several keep to a reference each (RowQueue.h).
+    std::vector<std::string> references;
+    std::vector<bool> take;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      references.push_back(batch.gpus > 1 ? requestedOf(parsed(i))["reference"].get<std::string>() : "");
+      take.push_back(!blank(rows[i]) && !done->count(keys[i]));
+    }
+    RowQueue queue(references, take);
     auto local = [&](std::optional<int> gpu) {
       auto worker = batchWorker(config, gpu);
-      for (std::size_t i; (i = next++) < rows.size();)
-        if (!blank(rows[i]) && !done->count(keys[i])) record(work(*worker, i, parsed(i)));
+      std::optional<std::string> reference;
+      while (auto i = queue.next(reference)) record(work(*worker, *i, parsed(*i)));
     };
     std::vector<std::thread> threads;
     for (int g = 0; g < batch.gpus; ++g) threads.emplace_back(local, batch.gpus > 1 ? std::optional<int>(g) : std::nullopt);
