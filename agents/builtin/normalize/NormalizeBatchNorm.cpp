@@ -165,12 +165,11 @@ bool Normalizer::instanceNorm(const Node& n, const std::string& base, std::vecto
   const std::vector<int64_t> spatial(shape.begin() + 2, shape.end());
   std::vector<int64_t> statShape(shape.size(), 1);
   statShape[0] = shape[0], statShape[1] = shape[1];
-  Argument none = *n.arg("weight");
   Node ln = node(n, "aten::native_layer_norm",
-                 {tensorArg("input", x), valueArg("normalized_shape", spatial), none, none,
+                 {tensorArg("input", x), valueArg("normalized_shape", spatial), valueArg("weight", std::monostate{}),
+                  valueArg("bias", std::monostate{}),
                   valueArg("eps", scalarOr(n, base == "cudnn_batch_norm" ? "epsilon" : "eps", 1e-5))},
                  y);
-  ln.inputs[2].name = "weight", ln.inputs[3].name = "bias";
   for (int stat = 0; stat < 2; ++stat) {  // mean and rstd, unread as batch norm's were
     ln.outputs.push_back(newTensor(xi, statShape));
     setProducer(ln.outputs.back(), ln.id);
