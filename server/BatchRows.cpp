@@ -68,8 +68,13 @@ std::unique_ptr<agents::Worker> batchWorker(const HostConfig& config, std::optio
 RowBatchOutcome runRowBatch(const HostConfig& config, const RowBatch& batch, const RowWork& work) {
   const auto& rows = batch.rows;
   auto parsed = [&](std::size_t i) { return json::parse(rows[i], nullptr, false); };
-  std::vector<std::string> keys;
-  for (std::size_t i = 0; i < rows.size(); ++i) keys.push_back(rowKey(i, requestedOf(parsed(i))["candidate"]));
+  // Each row's key, and its reference (for the workers' order on several GPUs, RowQueue.h): one parse each.
+  std::vector<std::string> keys, references;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const json requested = requestedOf(parsed(i));
+    keys.push_back(rowKey(i, requested["candidate"]));
+    references.push_back(requested["reference"]);
+  }
   if (batch.slurm.element)  // one row of a Slurm array, on its node
     return {runSlurmElement(batch.slurm, keys, [&](std::size_t i) -> std::optional<json> {
       return work(*batchWorker(config, std::nullopt), i, parsed(i));
@@ -108,13 +113,9 @@ RowBatchOutcome runRowBatch(const HostConfig& config, const RowBatch& batch, con
     if (status != 0) return {2};
   } else {
     // One worker takes the rows in file order; several keep to a reference each (RowQueue.h).
-    std::vector<std::string> references;
     std::vector<bool> take;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      references.push_back(batch.gpus > 1 ? requestedOf(parsed(i))["reference"].get<std::string>() : "");
-      take.push_back(!blank(rows[i]) && !done->count(keys[i]));
-    }
-    RowQueue queue(references, take);
+    for (std::size_t i = 0; i < rows.size(); ++i) take.push_back(!blank(rows[i]) && !done->count(keys[i]));
+    RowQueue queue(batch.gpus > 1 ? references : std::vector<std::string>(rows.size()), take);
     auto local = [&](std::optional<int> gpu) {
       auto worker = batchWorker(config, gpu);
       std::optional<std::string> reference;
