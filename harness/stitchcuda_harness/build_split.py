@@ -3,8 +3,9 @@ several cores at once: a network of 100+ operators is one file of 100-300 kernel
 each file's front end, optimizer, assembler and host compiler on one core.
 
 The built-in coder marks the file (agents/builtin/emit/Coder.h): `// stitch:shared-end` ends the prelude
-every kernel needs, and `// stitch:kernel <launcher>` ... `// stitch:kernel-end` hold each generated
-kernel with its launcher `static int <launcher>(const StitchTensor*, int64_t, cudaStream_t)`. The
+every kernel needs, and `// stitch:kernel <launcher>...` ... `// stitch:kernel-end` hold each generated
+kernel with its launchers `static int <launcher>(const StitchTensor*, int64_t, cudaStream_t)` (several
+where repeats of one kernel share its code, agents/builtin/emit/SharedKernels.h). The
 blocks go into part files (the prelude, then their blocks, each launcher made external), and the main
 file keeps everything else with a declaration of each moved launcher. `#line` keeps every diagnostic
 on the candidate's own file and line. A file without the markers (an LLM's) stays one unit."""
@@ -29,7 +30,7 @@ _SHARED = '__attribute__((visibility("hidden")))'
 
 @dataclass
 class Block:
-    launcher: str
+    launchers: list[str]
     first_line: int  # one-based line of the block's first line of code in the candidate
     text: str
 
@@ -61,16 +62,18 @@ def split_units(text: str, source: str, most_parts: int) -> Split | None:
             main.append(line)
             i += 1
             continue
-        launcher = line[len(KERNEL_BEGIN):].strip()
+        launchers = line[len(KERNEL_BEGIN):].split()
         end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip("\n") == KERNEL_END), None)
-        if end is None or not re.fullmatch(r"[A-Za-z_]\w*", launcher):
+        if end is None or not launchers or not all(re.fullmatch(r"[A-Za-z_]\w*", l) for l in launchers):
             return None  # a marker the coder did not write: build the file as it is
-        body = "".join(lines[i + 1:end])
-        external = re.sub(rf"\bstatic\s+int\s+{launcher}\s*\(", f"{_SHARED} int {launcher}(", body, count=1)
-        if external == body:
-            return None
-        blocks.append(Block(launcher, i + 2, external))
-        main.append(f"{_SHARED} int {launcher}(const StitchTensor* t, int64_t rows, cudaStream_t stream);\n")
+        external = "".join(lines[i + 1:end])
+        for launcher in launchers:
+            made = re.sub(rf"\bstatic\s+int\s+{launcher}\s*\(", f"{_SHARED} int {launcher}(", external, count=1)
+            if made == external:
+                return None
+            external = made
+            main.append(f"{_SHARED} int {launcher}(const StitchTensor* t, int64_t rows, cudaStream_t stream);\n")
+        blocks.append(Block(launchers, i + 2, external))
         main.append(_line_directive(end + 2, source))
         i = end + 1
     parts = min(most_parts, len(blocks) // MIN_KERNELS_PER_PART)

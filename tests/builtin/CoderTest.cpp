@@ -5,6 +5,7 @@
 #include "agents/builtin/lower/KernelBuilder.h"
 
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -58,6 +59,25 @@ Outcome<CandidateSource> withSignature(const std::string& signature) {
   auto f = findForward("class Model(nn.Module):\n    def forward(" + signature + "):\n        return x\n");
   if (!f) return f.error();
   return generateCandidate(g.value(), makePlan(g.value(), {}, {}), f.value(), Variant{}, "pad_constant");
+}
+
+// Kernels the same but for their names are compiled once (SharedKernels.h): the attention's two
+// identical row kernels are one block, whose marker names both launchers, and the repeat's launcher
+// runs the first's kernel.
+TEST(Coder, ARepeatedKernelIsCompiledOnceWithALauncherPerStep) {
+  auto c = testing::fixtureCandidate("sdpa_attention");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const std::string& cu = c.value().cuda;
+  const std::regex shared(R"(// stitch:kernel launch_(k\d+) launch_(k\d+)\n)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(cu, m, shared));
+  const std::string first = m[1], repeat = m[2];
+  EXPECT_NE(cu.find(first + "_kernel(const"), std::string::npos);
+  EXPECT_EQ(cu.find(repeat + "_kernel"), std::string::npos);
+  const std::size_t launcher = cu.find("static int launch_" + repeat + "(");
+  ASSERT_NE(launcher, std::string::npos);
+  EXPECT_NE(cu.find(first + "_kernel<4><<<", launcher), std::string::npos);
+  EXPECT_LT(launcher, cu.find("// stitch:kernel-end", m.position(0)));
 }
 
 TEST(Coder, ArgumentsLeftAtTheirDefaultKeepItAndAreChecked) {

@@ -539,6 +539,28 @@ TEST(LibraryVsEager, TheTraceIsSplitIntoSteps) {
   EXPECT_TRUE(stepTimesUs(p, launches, 0).empty());
 }
 
+// Repeats of one kernel run the first's code (emit/SharedKernels.h), so the trace names step 0 for
+// steps 2, 4 and 5 (generated, generated, library between): a two-stage kernel is one step until a
+// stage of it comes again.
+TEST(LibraryVsEager, RepeatsOfASharedKernelAreTheirOwnSteps) {
+  Plan p;
+  p.kernels.resize(6);
+  p.kernels[1].library = p.kernels[3].library = LibraryCall{};
+  const std::vector<loop::Launch> launches = {
+      {"void k0_s0_kernel<4>()", 1, 0}, {"void k0_s1_kernel<4>()", 2, 0}, {"cudnn_a", 10, 0},
+      {"void k0_s0_kernel<4>()", 3, 0}, {"void k0_s1_kernel<4>()", 4, 0}, {"cudnn_b", 20, 0},
+      {"void k0_s0_kernel<1>()", 5, 0}, {"void k0_s1_kernel<1>()", 6, 0},
+      {"void k0_s0_kernel<4>()", 7, 0}, {"void k0_s1_kernel<4>()", 8, 0}};
+  const auto us = stepTimesUs(p, launches, 1);
+  ASSERT_EQ(us.size(), 6u);
+  EXPECT_DOUBLE_EQ(us.at(0), 3);
+  EXPECT_DOUBLE_EQ(us.at(1), 10);
+  EXPECT_DOUBLE_EQ(us.at(2), 7);
+  EXPECT_DOUBLE_EQ(us.at(3), 20);
+  EXPECT_DOUBLE_EQ(us.at(4), 11);
+  EXPECT_DOUBLE_EQ(us.at(5), 15);
+}
+
 // Two library steps with no generated kernel between them: their kernels are not told apart.
 TEST(LibraryVsEager, AdjacentLibraryStepsAreNotTimedApart) {
   Plan p;

@@ -46,6 +46,23 @@ class SplitTextTest(unittest.TestCase):
             self.assertNotIn(f"static int launch_k{k}", homes[0])
         self.assertTrue(all("twice(float x)" in p and "sc_host_only" not in p for p in split.parts))
 
+    def test_a_block_of_several_launchers_moves_whole(self) -> None:
+        """Repeats of one kernel share its block (agents/builtin/emit/SharedKernels.h): every launcher
+        of it is made external and declared in the main unit."""
+        text = marked_candidate(2 * MIN_KERNELS_PER_PART).replace(
+            "// stitch:kernel launch_k0\n", "// stitch:kernel launch_k0 launch_r0\n").replace(
+            "// stitch:kernel-end\n", "static int launch_r0(const StitchTensor* t, int64_t rows, cudaStream_t stream) {\n"
+            "  return launch_k0(t, rows, stream);\n}\n// stitch:kernel-end\n", 1)
+        split = split_units(text, "/c/candidate.cu", 2)
+        assert split is not None
+        home = [p for p in split.parts if "k0_kernel" in p]
+        self.assertEqual(len(home), 1)
+        for launcher in ("launch_k0", "launch_r0"):
+            self.assertIn(f'__attribute__((visibility("hidden"))) int {launcher}(const StitchTensor* t', home[0])
+            self.assertIn(f'__attribute__((visibility("hidden"))) int {launcher}(const StitchTensor* t, int64_t rows, '
+                          "cudaStream_t stream);", split.main)
+        self.assertIsNone(split_units(text.replace("static int launch_r0(", "static int other("), "/c/candidate.cu", 2))
+
     def test_too_few_kernels_or_no_markers_build_whole(self) -> None:
         self.assertIsNone(split_units(marked_candidate(MIN_KERNELS_PER_PART - 1), "/c/candidate.cu", 8))
         self.assertIsNone(split_units("__global__ void k(float* p) { p[0] = 1.0f; }\n", "/c/candidate.cu", 8))

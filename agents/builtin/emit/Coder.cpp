@@ -5,6 +5,7 @@
 
 #include "agents/builtin/emit/HostProgram.h"
 #include "agents/builtin/emit/LibraryEmitter.h"
+#include "agents/builtin/emit/SharedKernels.h"
 #include "agents/builtin/emit/TorchCall.h"
 #include "agents/builtin/lower/KernelBuilder.h"
 #include "agents/builtin/plan/RuntimeRows.h"
@@ -18,6 +19,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <variant>
 
 namespace stitch::agents::builtin {
 namespace {
@@ -575,6 +577,11 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
   cu << ".\n" << emitPrelude() << (folds ? emitFoldPrelude() : "") << kSharedEnd << "\n"
      << emitLibraryPrelude(gemm, conv, rnn, directDeconv, plan.tensorCores);
   std::vector<SegmentEntry> segments;
+  // The file in pieces: text, and the place of each block of generated kernels, written once all
+  // its launchers are known (a repeat of an earlier kernel joins that kernel's block).
+  SharedKernels kernels;
+  std::size_t blocksPlaced = 0;
+  std::vector<std::variant<std::string, std::size_t>> pieces;
   for (const Step& step : lay.steps) {
     if (step.node) continue;
     const std::size_t s = segments.size();
@@ -592,14 +599,24 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
       entry.replay = entry.replay || p.library;
       const EmittedKernel e =
           p.library ? emitLibraryCall(*p.library, p.id, k, index) : emitKernel(p.kernel, p.id, variant, index);
-      if (p.library) cu << e.device << "\n";
-      else cu << kKernelBegin << " " << e.launcher << "\n" << e.device << "\n" << kKernelEnd << "\n";
+      if (p.library) {
+        cu << e.device << "\n";
+      } else if (const std::size_t b = kernels.add(p.id, e); b == blocksPlaced) {
+        pieces.emplace_back(cu.str());
+        pieces.emplace_back(b);
+        cu.str("");
+        ++blocksPlaced;
+      }
       entry.launchers.push_back(e.launcher);
     }
     entry.checks = layoutChecks(graph, lay, s, cu);
     segments.push_back(std::move(entry));
   }
   cu << emitHostEntry(segments);
+  pieces.emplace_back(cu.str());
+  std::string cuda;
+  for (const auto& piece : pieces)
+    cuda += std::holds_alternative<std::string>(piece) ? std::get<std::string>(piece) : kernels.text(std::get<std::size_t>(piece));
 
   std::ostringstream py;
   std::string prelude = graph.construction ? graph.construction->prelude : std::string();
@@ -624,7 +641,7 @@ Outcome<CandidateSource> generateCandidate(const Graph& graph, const Plan& plan,
        << "# another batch size.\nSTITCH_ANY_ROWS = True\n";
   py << "\n_stitch_lib = load_library(__stitch_library__)\n\n\n" << modelClass(graph, lay, forward, "_stitch_lib");
 
-  CandidateSource out{cu.str(), py.str(), {}};
+  CandidateSource out{std::move(cuda), py.str(), {}};
   for (const auto& id : lay.segmentTensors.front()) out.slots.push_back(lay.names.count(id) ? lay.names.at(id) : id);
   return out;
 }

@@ -10,7 +10,7 @@
 namespace stitch::agents::builtin {
 
 std::map<std::size_t, double> stepTimesUs(const Plan& plan, const std::vector<loop::Launch>& launches, int forwards) {
-  static const std::regex generated(R"(\bk(\d+)_)");
+  static const std::regex generated(R"(\bk(\d+)_(\w*))");
   std::map<std::size_t, double> total;
   if (forwards <= 0) return total;
   // The library steps from `from` up to the next generated one: the run an activity that names no
@@ -20,17 +20,33 @@ std::map<std::size_t, double> stepTimesUs(const Plan& plan, const std::vector<lo
     while (end < plan.kernels.size() && plan.kernels[end].library) ++end;
     return end - from == 1 ? std::optional(from) : std::nullopt;
   };
+  auto nextGenerated = [&](std::size_t from) {
+    while (from < plan.kernels.size() && plan.kernels[from].library) ++from;
+    return from;
+  };
+  // A kernel names the step whose code it runs: its own, or an earlier step's where the coder
+  // shares one kernel among repeats (emit/SharedKernels.h). Steps run in plan order, each
+  // launching its kernels together, so a name of a step already passed is the next generated
+  // step's launch, unless it is the current step's next stage (a kernel of it not yet seen).
   std::size_t next = 0;  // the step after the last generated kernel seen in this forward
+  std::string code;      // the step number the current step's kernels are named after
+  std::set<std::string> seen;  // the current step's kernels so far
   int forward = launches.empty() ? 0 : launches.front().forward;
   for (const auto& a : launches) {
-    if (a.forward != forward) forward = a.forward, next = 0;
+    if (a.forward != forward) forward = a.forward, next = 0, code.clear(), seen.clear();
     std::smatch m;
     if (std::regex_search(a.name, m, generated)) {
-      const std::size_t step = std::stoul(m[1].str());
-      if (step < plan.kernels.size() && !plan.kernels[step].library) {
-        total[step] += a.us;
-        next = step + 1;
-        continue;
+      const std::size_t named = std::stoul(m[1].str());
+      if (named < plan.kernels.size() && !plan.kernels[named].library) {
+        const bool stage = next > 0 && m[1].str() == code && !seen.count(m[2].str());
+        const std::size_t step = named >= next ? named : stage ? next - 1 : nextGenerated(next);
+        if (step < plan.kernels.size()) {
+          if (!stage) code = m[1].str(), seen.clear();
+          seen.insert(m[2].str());
+          total[step] += a.us;
+          next = step + 1;
+          continue;
+        }
       }
     }
     if (auto step = libraryRun(next)) total[*step] += a.us;
