@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -153,8 +154,10 @@ struct Graph {
 private:
   friend Outcome<Graph> parseGraph(const nlohmann::json& j);
   void indexNodes();  // nodeIndex_ from `nodes` as they stand
-  std::map<std::string, std::size_t> tensorIndex_;
-  std::map<int, std::size_t> nodeIndex_;
+  // Hashed: the planner asks for tensors by id in loops over the whole graph (a network of 500+
+  // operators spent seconds in an ordered map's string comparisons).
+  std::unordered_map<std::string, std::size_t> tensorIndex_;
+  std::unordered_map<int, std::size_t> nodeIndex_;
 };
 
 Outcome<Graph> parseGraph(const nlohmann::json& j);
