@@ -184,6 +184,26 @@ TEST_F(Refine, Tf32TheVerifierDidNotExcuseIsRetriedInExactFp32) {
   EXPECT_NE(lastCuda().find("fp32 (the verifier did not excuse its TF32)"), std::string::npos);
 }
 
+// Running statistics that moved beyond the tolerance after TF32 convolutions (training-mode batch
+// norm) are retried in exact fp32 too; without TF32 in the plan a buffer mismatch is not precision.
+TEST_F(Refine, RunningStatisticsMissedAfterTf32AreRetriedInExactFp32) {
+  planTask("level2", "80_conv2d_bn_relu", {}, EagerPrecision{true, false});
+  const std::string first = next(std::nullopt);
+  ASSERT_NE(first, "");
+  ASSERT_NE(lastCuda().find("CUDNN_TENSOR_OP_MATH}"), std::string::npos);
+  loop::Feedback moved;
+  moved.failedChecks = {"buffer_mismatch"};
+  EXPECT_EQ(next(moved), first);
+  EXPECT_EQ(lastCuda().find("CUDNN_TENSOR_OP_MATH"), std::string::npos);
+  EXPECT_NE(lastCuda().find("fp32 (eager's TF32 form moved the running statistics beyond the tolerance)"),
+            std::string::npos);
+
+  planTask("level2", "80_conv2d_bn_relu", {}, EagerPrecision{false, false});
+  ASSERT_NE(next(std::nullopt), "");
+  const bool retried = !next(moved).empty();
+  EXPECT_TRUE(!retried || lastCuda().find("moved the running statistics") == std::string::npos) << lastCuda().substr(0, 300);
+}
+
 // --precision fp32: exact fp32 from the start, whatever eager's flags.
 TEST_F(Refine, PrecisionFp32KeepsExactFp32Everywhere) {
   planTask("level1", "62_conv2d_3x3", {}, EagerPrecision{true, true}, "fp32");
