@@ -3,7 +3,7 @@
 # builds the host with the carried cpp-httplib into build-gpu-reward (its own folder: a build-gpu configured
 # without cpp-httplib keeps that answer cached), checks the binary finds its libraries and has serve-reward, then
 # bench/reward_throughput.py scores 40 candidates (10 tasks, groups of 4) by score --batch on 1 and 4 GPUs and by
-# serve-reward on 4, baselines warmed first. Results (results.json, results.md, logs) go to ${OUT:-bench/results/out};
+# serve-reward on 4, baselines warmed first. Results (results.json, results.md, logs, scores) go to ${OUT:-bench/results/out};
 # arguments go to reward_throughput.py (e.g. --service-gpus 1 4). About 7 minutes on four H100s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +25,11 @@ if ldd "$bin" | grep "not found"; then echo "the host misses the libraries above
 "$bin" serve-reward --help > /dev/null || { echo "this build has no serve-reward: see $OUT_DIR/build.log" >&2; exit 2; }
 echo "host built in $((SECONDS - start)) s"
 # The deadline keeps the last run inside a 10-minute command; a run not started is said, the others kept.
+# The rows' candidates and the jobs (thousands of files) stay in build-gpu-reward/run; OUT_DIR gets the results,
+# the logs and each run's scores (per row: its verdict, GPU and stage times), which the device tool brings back.
+work=build-gpu-reward/run
+rm -rf "$work"
 python3 bench/reward_throughput.py --from-candidates .carry/reward_candidates --limit 40 --per-task 4 --warm \
-  --batch-gpus 1 4 --service-gpus 4 --deadline $((440 - SECONDS)) --binary "$bin" --out "$OUT_DIR" "$@"
+  --batch-gpus 1 4 --service-gpus 4 --deadline $((440 - SECONDS)) --binary "$bin" --out "$work" "$@"
+cp "$work"/*.json "$work"/*.md "$work"/*.log "$work"/*.jsonl "$OUT_DIR"/
 cat "$OUT_DIR/results.md"
