@@ -31,5 +31,5 @@ work=build-gpu-reward/run
 rm -rf "$work"
 python3 bench/reward_throughput.py --from-candidates .carry/reward_candidates --limit 40 --per-task 4 --warm \
   --batch-gpus 1 4 --service-gpus 4 --deadline $((440 - SECONDS)) --binary "$bin" --out "$work" "$@"
-cp "$work"/*.json "$work"/*.md "$work"/*.log "$work"/*.jsonl "$OUT_DIR"/
+cp "$work"/*.json "$work"/*.md "$work"/*.log "$work"/*.jsonl "$OUT_DIR"/ 2> /dev/null || true
 cat "$OUT_DIR/results.md"
