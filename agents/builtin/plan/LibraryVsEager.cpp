@@ -13,16 +13,14 @@ std::map<std::size_t, double> stepTimesUs(const Plan& plan, const std::vector<lo
   static const std::regex generated(R"(\bk(\d+)_(\w*))");
   std::map<std::size_t, double> total;
   if (forwards <= 0) return total;
-  // The library steps from `from` up to the next generated one: the run an activity that names no
-  // step belongs to; that step where the run is one step, else none (their times not told apart).
-  auto libraryRun = [&](std::size_t from) -> std::optional<std::size_t> {
-    std::size_t end = from;
-    while (end < plan.kernels.size() && plan.kernels[end].library) ++end;
-    return end - from == 1 ? std::optional(from) : std::nullopt;
-  };
   auto nextGenerated = [&](std::size_t from) {
     while (from < plan.kernels.size() && plan.kernels[from].library) ++from;
     return from;
+  };
+  // The library steps from `from` up to the next generated one: the run an activity that names no
+  // step belongs to; that step where the run is one step, else none (their times not told apart).
+  auto libraryRun = [&](std::size_t from) -> std::optional<std::size_t> {
+    return nextGenerated(from) - from == 1 ? std::optional(from) : std::nullopt;
   };
   // A kernel names the step whose code it runs: its own, or an earlier step's where the coder
   // shares one kernel among repeats (emit/SharedKernels.h). Steps run in plan order, each
