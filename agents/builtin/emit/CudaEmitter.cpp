@@ -75,6 +75,7 @@ struct Scope {
   bool lanes = false;
   bool cached = false;
   std::map<int, std::string> memo;
+  std::map<int, std::string> staged;  // inputs read from a shared-memory tile (tiled()), by input index
 };
 
 class Emitter {
@@ -92,6 +93,7 @@ public:
   Emitter(const FusedKernel& k, const std::string& name, const Variant& v, const std::map<std::string, int>& slots)
       : k_(k), name_(name), variant_(v), slots_(slots) {
     if (k_.reduces()) passes_ = findPasses();
+    else if (!k_.scans()) tile_ = tiledTranspose(k_);
   }
 
   bool folds() const { return anyPass(Fold::MaxExpSum) || anyPass(Fold::Moments); }
@@ -103,6 +105,8 @@ public:
     if (k_.scans()) {
       if (k_.inner() == 1) rowScan(out);
       else columnScan(out);
+    } else if (tile_) {
+      tiled(out);
     } else if (!k_.reduces()) {
       flat(out);
     } else if (k_.inner() == 1) {
@@ -359,7 +363,8 @@ private:
         expr += (v.pool.weights >= 0 ? in(v.pool.weights) + ", " : "") + "lin)";
         break;
       case ValueOp::Input:
-        if (s.cached && cached_.count(v.input)) expr = "C" + std::to_string(v.input) + "[k]" + (s.lanes ? "[l]" : "");
+        if (auto st = s.staged.find(v.input); st != s.staged.end()) expr = st->second;
+        else if (s.cached && cached_.count(v.input)) expr = "C" + std::to_string(v.input) + "[k]" + (s.lanes ? "[l]" : "");
         else if (s.lanes && k_.inputs[v.input].linear && floatInput(v.input)) expr = "L" + std::to_string(v.input) + "[l]";
         else expr = load(v.input);
         break;
@@ -555,6 +560,63 @@ private:
       << "; lin += (int64_t)gridDim.x * blockDim.x) {\n";
     writeElement(o, Scope{}, "    ");
     o << "  }\n}\n";
+  }
+
+  // A flat kernel over 32x32 tiles of (across, inner) dims (TiledTranspose, LaunchShape.h), a
+  // block of 32x8 threads per tile, tiles striding over the grid: the staged inputs are loaded
+  // with neighbouring threads along `across` (their contiguous dim) into shared memory, then every
+  // output element is computed with neighbouring threads along `inner` (the outputs' contiguous
+  // dim), reading the staged inputs transposed from the tile. The tile's rows are padded to 33
+  // floats so that both passes hit distinct banks.
+  static constexpr int kTile = 32, kTileRows = 8;
+  void tiled(std::ostream& o) {
+    const TiledTranspose& t = *tile_;
+    const int rank = static_cast<int>(k_.shape.size());
+    auto innerOf = [&](int d) {
+      int64_t n = 1;
+      for (int e = d + 1; e < rank; ++e) n *= k_.shape[e];
+      return n;
+    };
+    const int64_t A = k_.shape[t.inner], B = k_.shape[t.across];
+    const int64_t tilesA = (A + kTile - 1) / kTile, tilesB = (B + kTile - 1) / kTile;
+    o << "template <int VEC>\n__global__ void __launch_bounds__(" << kTile * kTileRows << ") " << name_ << "_kernel("
+      << params() << ") {\n";
+    for (int i : t.staged) o << "  __shared__ float T" << i << "[" << kTile << "][" << kTile + 1 << "];\n";
+    o << "  const int tx = threadIdx.x % " << kTile << ", ty = threadIdx.x / " << kTile << ";\n"
+      << "  const int64_t tiles = " << count(k_.numel() / (A * B)) << " * " << i64(tilesA * tilesB) << ";\n"
+      << "  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
+      << "    const int64_t a0 = (t % " << i64(tilesA) << ") * " << kTile << ", b0 = ((t / " << i64(tilesA) << ") % "
+      << i64(tilesB) << ") * " << kTile << ";\n"
+      << "    int64_t rest = t / " << i64(tilesA * tilesB) << ", lin0 = 0;\n";
+    // The tile's other coordinates, innermost first; dim 0 takes what is left (the call's rows).
+    for (int d = rank; d-- > 0;) {
+      if (d == t.inner || d == t.across || (d > 0 && k_.shape[d] == 1)) continue;
+      if (d == 0) {
+        o << "    lin0 += rest * " << i64(innerOf(0)) << ";\n";
+      } else {
+        o << "    lin0 += (rest % " << i64(k_.shape[d]) << ") * " << i64(innerOf(d)) << ";\n"
+          << "    rest /= " << i64(k_.shape[d]) << ";\n";
+      }
+    }
+    o << "    (void)rest;\n";
+    for (int i : t.staged) {
+      const KernelInput& input = k_.inputs[i];
+      o << "    {\n      const int64_t base = " << name_ << "_off" << i << "(lin0), b = b0 + tx;\n"
+        << "      for (int j = ty; j < " << kTile << "; j += " << kTileRows << ")\n"
+        << "        if (b < " << i64(B) << " && a0 + j < " << i64(A) << ") T" << i << "[j][tx] = " << in(i)
+        << "[base + b * " << i64(input.strides[t.across]) << " + (a0 + j) * " << i64(input.strides[t.inner])
+        << "];\n"
+        << "    }\n";
+    }
+    o << "    __syncthreads();\n"
+      << "    for (int j = ty; j < " << kTile << "; j += " << kTileRows << ") {\n"
+      << "      const int64_t a = a0 + tx, b = b0 + j;\n"
+      << "      if (a >= " << i64(A) << " || b >= " << i64(B) << ") continue;\n"
+      << "      const int64_t lin = lin0 + b * " << i64(innerOf(t.across)) << " + a * " << i64(innerOf(t.inner)) << ";\n";
+    Scope seed;
+    for (int i : t.staged) seed.staged[i] = "T" + std::to_string(i) + "[tx][j]";
+    writeElement(o, seed, "      ");
+    o << "    }\n    __syncthreads();\n  }\n}\n";
   }
 
   // Reductions of a row kernel in order. Each pass over the row computes one of them, or two
@@ -1681,7 +1743,13 @@ private:
     std::optional<Grid> grid4;
     Grid grid1;
     auto fixedOrCount = [&](int64_t n) { return Grid{count(n), n}; };
-    if (k_.scans()) {
+    if (tile_) {
+      canVector = false;  // a tile's element per thread
+      block = kTile * kTileRows;
+      const int64_t tiles = (k_.shape[tile_->inner] + kTile - 1) / kTile * ((k_.shape[tile_->across] + kTile - 1) / kTile);
+      const int64_t rest = k_.numel() / (k_.shape[tile_->inner] * k_.shape[tile_->across]);
+      grid1 = Grid{"(" + count(rest) + " * " + i64(tiles) + ")", rest * tiles, 1, 1 << 30};
+    } else if (k_.scans()) {
       canVector = false;  // scans read one element at a time, in order
       if (k_.inner() == 1) grid1 = fixedOrCount(k_.outer()), grid1.most = 1 << 30;
       else grid1 = fixedOrCount(k_.outer() * k_.inner()), grid1.per = block;
@@ -1747,6 +1815,7 @@ private:
   Variant variant_;
   const std::map<std::string, int>& slots_;
   std::vector<Pass> passes_;
+  std::optional<TiledTranspose> tile_;  // a flat kernel reading some input across its order
   std::set<int> cached_;  // inputs a row kernel holds in registers (rows())
   bool ragged_ = false;   // rows(): 16-byte chunks do not divide the row
   bool splitColumns_ = false;  // columnLoop(): the reduced dim is split over blocks (splitColumns)

@@ -20,6 +20,39 @@ int64_t splitsColumns(const FusedKernel& kernel) {
   return std::max<int64_t>(1, std::min({want, most, int64_t{1024}}));
 }
 
+std::optional<TiledTranspose> tiledTranspose(const FusedKernel& k) {
+  if (k.reduceBegin >= 0) return std::nullopt;
+  // Inputs that a concatenation, a padding or a gather loads at shifted coordinates, or that a
+  // pooling window reads, are loaded where they are used, not staged.
+  std::vector<bool> plain(k.inputs.size(), true);
+  for (const KernelValue& v : k.values) {
+    if (v.op == ValueOp::Pool) return std::nullopt;
+    if (v.op == ValueOp::Concat || v.op == ValueOp::Pad || v.op == ValueOp::Gather)
+      for (int a : v.args)
+        if (k.values[a].op == ValueOp::Input) plain[k.values[a].input] = false;
+  }
+  constexpr int64_t kShortest = 8;
+  TiledTranspose t;
+  for (int d = static_cast<int>(k.shape.size()); d-- > 0 && t.inner < 0;)
+    if (k.shape[d] > 1) t.inner = d;
+  if (t.inner <= 0 || k.shape[t.inner] < kShortest) return std::nullopt;
+  for (std::size_t i = 0; i < k.inputs.size(); ++i) {
+    const KernelInput& in = k.inputs[i];
+    if (!plain[i] || in.window || in.linear || in.dtype != kComputeType || in.strides[t.inner] == 1 ||
+        in.strides[t.inner] == 0)
+      continue;
+    int along = -1;
+    for (int d = 0; d < static_cast<int>(k.shape.size()); ++d)
+      if (k.shape[d] > 1 && in.strides[d] == 1) along = d;
+    // Dim 0 is the batch a call may change (RuntimeRows): tiles never span it.
+    if (along <= 0 || k.shape[along] < kShortest || (t.across >= 0 && along != t.across)) continue;
+    t.across = along;
+    t.staged.push_back(static_cast<int>(i));
+  }
+  if (t.staged.empty()) return std::nullopt;
+  return t;
+}
+
 std::string Variant::name() const {
   return "b" + std::to_string(block) + "v" + std::to_string(vec) + "i" + std::to_string(items);
 }

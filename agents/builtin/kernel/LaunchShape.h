@@ -7,7 +7,9 @@
 #include "agents/builtin/kernel/FusedKernel.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace stitch::agents::builtin {
 
@@ -27,5 +29,19 @@ bool warpPerRow(const FusedKernel& kernel);
 // columns are too few to fill the GPU; 1: not split. Its partial results are sized for the
 // captured shape, so its rows stay fixed (RuntimeRows.h).
 int64_t splitsColumns(const FusedKernel& kernel);
+
+// An elementwise kernel that reads a tensor across its iteration order: contiguous along another
+// dim than the innermost one, as a kernel writing NCHW reads an NHWC activation (a channels-last
+// region's last kernel) or a copy to NHWC reads an NCHW input. Read element by element, a warp
+// touches 32 sectors for 128 useful bytes; the emitter instead moves 32x32 tiles through shared
+// memory, each tensor read along its own contiguous dim and the outputs written along theirs.
+struct TiledTranspose {
+  int inner = -1;           // the iteration's innermost dim of more than one element (the outputs' contiguous one)
+  int across = -1;          // the dim the staged inputs are contiguous along
+  std::vector<int> staged;  // the inputs read through the tiles
+};
+// The tiling of a flat kernel (no reduction, scan or pooling window), or nothing where no float
+// input crosses the order or the two dims are too short (under 8 elements) for a tile to pay.
+std::optional<TiledTranspose> tiledTranspose(const FusedKernel& kernel);
 
 }  // namespace stitch::agents::builtin

@@ -392,6 +392,25 @@ std::optional<FusedKernel> permuted(const FusedKernel& k, const std::vector<int>
 FusedKernel inMemoryOrder(FusedKernel k, const Graph& g) {
   const auto& cl = g.layout.channelsLast;
   if (cl.empty() || k.shape.size() < 2) return k;
+  // An elementwise kernel iterates in the order its outputs are written in, where they agree
+  // (NCHW for a region's last kernel): an input read across that order is moved through
+  // shared-memory tiles (tiledTranspose, LaunchShape.h), where outputs written across the order
+  // would be scattered stores.
+  const bool windows = std::any_of(k.values.begin(), k.values.end(), [](const KernelValue& v) { return v.op == ValueOp::Pool; });
+  if (k.reduceBegin < 0 && !windows) {
+    std::vector<int> order;
+    bool agree = true;
+    for (const auto& out : k.outputs) {
+      const std::vector<int64_t> s = outputStrides(k, out);
+      const std::vector<int> o = s.empty() ? std::vector<int>{} : orderOf(k, s);
+      if (o.empty() || (!order.empty() && o != order)) agree = false;
+      order = o;
+    }
+    if (agree && !order.empty()) {
+      if (std::is_sorted(order.begin(), order.end())) return k;
+      if (auto r = permuted(k, order)) return std::move(r).value();
+    }
+  }
   // The reference: the largest channels-last tensor written whole, else the largest read.
   std::vector<int64_t> ref;
   int64_t refSize = -1;
