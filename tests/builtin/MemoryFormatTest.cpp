@@ -3,6 +3,7 @@
 // made for that layout, the plan's account of it, and that every other graph keeps its layout
 // byte for byte. generated_on_cpu.py runs such candidates on the CPU against their Model.
 #include "FixtureGraphs.h"
+#include "agents/builtin/kernel/LaunchShape.h"
 
 #include <gtest/gtest.h>
 
@@ -185,6 +186,58 @@ TEST(MemoryFormat, ReductionsOverChannelsLastTensorsReduceColumns) {
   FusedKernel arg = row;
   arg.values[1].reduce = ReduceKind::ArgMax;
   EXPECT_EQ(inMemoryOrder(arg, graph), arg);
+}
+
+// A region's last kernel (NHWC in, NCHW out) keeps the NCHW order of what it writes, and reads
+// its input through shared-memory tiles over (C, W); the copy to NHWC before a convolution (NCHW
+// in, NHWC out) iterates channels innermost and tiles its input over (W, C). A kernel whose
+// operands agree, or whose dims are too short for a tile, stays a plain flat kernel.
+TEST(MemoryFormat, ElementwiseKernelsReadAcrossTheirOrderThroughTiles) {
+  auto g = parseGraph(nlohmann::json::parse(R"({"schema": "stitchcuda.graph/1", "nodes": [], "inputs": [], "outputs": [],
+      "tensors": [{"id": "x", "shape": [2, 16, 8, 32], "strides": [4096, 1, 512, 16], "dtype": "float32", "role": "intermediate"},
+                  {"id": "y", "shape": [2, 16, 8, 32], "strides": [4096, 256, 32, 1], "dtype": "float32", "role": "intermediate"}]})"));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  Graph graph = g.value();
+  graph.layout.channelsLast = {"x"};
+  FusedKernel k;
+  k.shape = {2, 16, 8, 32};
+  k.inputs.push_back({"x", {4096, 1, 512, 16}, 0, false, "float32", false});
+  KernelValue x;
+  x.op = ValueOp::Input;
+  x.input = 0;
+  x.dimMap = {0, 1, 2, 3};
+  k.values = {x};
+  KernelOutput y;
+  y.tensorId = "y";
+  y.value = 0;
+  y.shape = k.shape;
+  k.outputs = {y};
+  const FusedKernel last = inMemoryOrder(k, graph);
+  EXPECT_EQ(last, k);
+  const auto t = tiledTranspose(last);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->inner, 3);
+  EXPECT_EQ(t->across, 1);
+  EXPECT_EQ(t->staged, (std::vector<int>{0}));
+
+  FusedKernel copy = k;  // NCHW in, NHWC out
+  copy.inputs[0] = {"y", {4096, 256, 32, 1}, 0, true, "float32", false};
+  copy.outputs[0].tensorId = "x";
+  copy.outputs[0].strides = {4096, 1, 512, 16};
+  graph.layout.channelsLast = {"x"};
+  const FusedKernel nhwc = inMemoryOrder(copy, graph);
+  EXPECT_EQ(nhwc.shape, (std::vector<int64_t>{2, 8, 32, 16}));
+  EXPECT_FALSE(nhwc.outputs[0].strided());
+  const auto c = tiledTranspose(nhwc);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->inner, 3);
+  EXPECT_EQ(c->across, 2);
+
+  EXPECT_FALSE(tiledTranspose(copy));  // the input lies in the kernel's order: linear, no tile
+  FusedKernel narrow = k;
+  narrow.shape = {2, 4, 8, 32};
+  narrow.inputs[0].strides = {1024, 1, 128, 4};
+  EXPECT_FALSE(tiledTranspose(narrow));  // four channels: too short for a tile
 }
 
 // A channels-last convolution folds the tail that stays channels-last (its bias) and leaves to a
