@@ -94,7 +94,7 @@ public:
   Emitter(const FusedKernel& k, const std::string& name, const Variant& v, const std::map<std::string, int>& slots)
       : k_(k), name_(name), variant_(v), slots_(slots) {
     if (k_.reduces()) passes_ = findPasses();
-    else if (!k_.scans()) tile_ = tiledTranspose(k_);
+    else tile_ = tiledTranspose(k_);  // none for a scan
   }
 
   bool folds() const { return anyPass(Fold::MaxExpSum) || anyPass(Fold::Moments); }
@@ -570,6 +570,14 @@ private:
   // dim), reading the staged inputs transposed from the tile. The tile's rows are padded to 33
   // floats so that both passes hit distinct banks.
   static constexpr int kTile = 32, kTileRows = 8;
+  // Tiles along `inner` and `across`, and the element count of the other dims (captured).
+  struct TileCounts {
+    int64_t a, b, rest;
+  };
+  TileCounts tileCounts() const {
+    const int64_t A = k_.shape[tile_->inner], B = k_.shape[tile_->across];
+    return {(A + kTile - 1) / kTile, (B + kTile - 1) / kTile, k_.numel() / (A * B)};
+  }
   void tiled(std::ostream& o) {
     const TiledTranspose& t = *tile_;
     const int rank = static_cast<int>(k_.shape.size());
@@ -579,12 +587,12 @@ private:
       return n;
     };
     const int64_t A = k_.shape[t.inner], B = k_.shape[t.across];
-    const int64_t tilesA = (A + kTile - 1) / kTile, tilesB = (B + kTile - 1) / kTile;
+    const auto [tilesA, tilesB, rest] = tileCounts();
     o << "template <int VEC>\n__global__ void __launch_bounds__(" << kTile * kTileRows << ") " << name_ << "_kernel("
       << params() << ") {\n";
     for (int i : t.staged) o << "  __shared__ float T" << i << "[" << kTile << "][" << kTile + 1 << "];\n";
     o << "  const int tx = threadIdx.x % " << kTile << ", ty = threadIdx.x / " << kTile << ";\n"
-      << "  const int64_t tiles = " << count(k_.numel() / (A * B)) << " * " << i64(tilesA * tilesB) << ";\n"
+      << "  const int64_t tiles = " << count(rest) << " * " << i64(tilesA * tilesB) << ";\n"
       << "  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
       << "    const int64_t a0 = (t % " << i64(tilesA) << ") * " << kTile << ", b0 = ((t / " << i64(tilesA) << ") % "
       << i64(tilesB) << ") * " << kTile << ";\n"
@@ -1747,9 +1755,8 @@ private:
     if (tile_) {
       canVector = false;  // a tile's element per thread
       block = kTile * kTileRows;
-      const int64_t tiles = (k_.shape[tile_->inner] + kTile - 1) / kTile * ((k_.shape[tile_->across] + kTile - 1) / kTile);
-      const int64_t rest = k_.numel() / (k_.shape[tile_->inner] * k_.shape[tile_->across]);
-      grid1 = Grid{"(" + count(rest) + " * " + i64(tiles) + ")", rest * tiles, 1, 1 << 30};
+      const auto [tilesA, tilesB, rest] = tileCounts();
+      grid1 = Grid{"(" + count(rest) + " * " + i64(tilesA * tilesB) + ")", rest * tilesA * tilesB, 1, 1 << 30};
     } else if (k_.scans()) {
       canVector = false;  // scans read one element at a time, in order
       if (k_.inner() == 1) grid1 = fixedOrCount(k_.outer()), grid1.most = 1 << 30;

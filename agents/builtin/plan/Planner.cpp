@@ -43,7 +43,7 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
     return std::string("pooling: one thread per output element reads its window") +
            (prologue ? ", computing each element from the producer's inputs where it is read" : "") + ", " +
            std::to_string(ops - 1) + " other operator(s) fused with it";
-  if (!k.reduces() && tiledTranspose(k))
+  if (tiledTranspose(k))
     return "fused elementwise kernel: " + std::to_string(ops) +
            " operator(s) in one pass over 32x32 tiles, the input(s) laid out across the outputs' order moved through "
            "shared memory so that reads and writes are both coalesced";
