@@ -11,6 +11,7 @@
 // filter is the weight ([Cin, Cout/g, k...]): x is the forward's output (our output), y its
 // input (our input).
 struct sc_conv_x3;  // the 3xTF32 form: defined only in candidates of jobs that allow TF32
+struct sc_conv_engine;  // a cuDNN backend engine's plan (ConvEngines.cuh)
 struct sc_conv_shape;
 
 // The elementwise tail folded into the convolution (ConvEpilogue in LibraryCall.h), per output
@@ -112,6 +113,7 @@ struct sc_conv {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;
   size_t workspace = 0;
+  sc_conv_engine* engine = nullptr;  // set where a backend engine measured faster than `algo`
   sc_conv_x3* x3 = nullptr;  // set when the job allows TF32 and that form measured faster
   sc_direct_fn direct = nullptr;  // the generated alternative, where it measured faster than cuDNN or cuDNN could not
   int images = 0;                 // per cuDNN call: the batch, or a part of it (sc_conv_images)

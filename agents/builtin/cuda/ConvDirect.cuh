@@ -1,7 +1,7 @@
 // The direct convolution kernel, the generated alternative cuDNN is measured against for shapes
 // whose outputs sum few products (directConvTile in LibraryCall.h).
 #pragma once
-#include "Conv.cuh"
+#include "ConvEngines.cuh"
 // stitch-embed: a generated program holds what follows this line (README.md).
 
 // acc[t] += v * w[t] for a tile of COT weights, read as 16-byte vectors (w 16-byte aligned).

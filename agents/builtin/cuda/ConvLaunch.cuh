@@ -119,6 +119,12 @@ static int sc_conv_dnn_prepare(sc_conv* c, const sc_conv_shape* s, const float* 
     }
     cudaGetLastError();
   }
+  // The backend's engines for the whole batch in one call: where one beats the legacy algorithm
+  // (or none of those ran), later calls run it.
+  if (s->split == 1 && c->images == s->in[0]) {
+    float ms = found ? *dnn_ms : 3.0e38f;
+    if ((c->engine = sc_conv_engine_choose(s, x, w, y, &ms, stream)) != nullptr) *dnn_ms = ms, found = true;
+  }
   if (!found) {
     fprintf(stderr, "cuDNN: no algorithm for this convolution in its math type (%s) ran within the workspace limit\n",
             s->math[0] == CUDNN_FMA_MATH ? "FMA, exact fp32" : "TF32 allowed");
@@ -180,7 +186,9 @@ static int sc_conv_fp32(sc_conv* c, const sc_conv_shape* s, const float* x, cons
                         const sc_conv_epi* e, cudaStream_t stream) {
   if (c->direct) return c->direct(s, x, w, y, e, stream);
   if (c->fused) return sc_conv_fused_run(c, s, x, w, y, e, stream);
-  const int st = sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream);
+  const int st = c->engine && sc_conv_engine_fits(c->engine, x, w, y)
+                     ? sc_conv_engine_run(c->engine, x, w, y, stream)
+                     : sc_conv_run(c, s, c->conv, c->algo, c->workspace, 0.0f, x, w, y, stream);
   return st ? st : sc_conv_epilogue(s, y, e, stream);
 }
 
@@ -203,6 +211,7 @@ static void sc_conv_release(sc_conv* c) {
   if (c->w) cudnnDestroyFilterDescriptor(c->w);
   if (c->conv) cudnnDestroyConvolutionDescriptor(c->conv);
   sc_conv_fused_release(c);
+  if (c->engine) sc_conv_engine_release(c->engine);
   if (c->x3) sc_conv_x3_release(c->x3);
   *c = sc_conv();
 }

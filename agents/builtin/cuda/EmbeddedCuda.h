@@ -16,6 +16,7 @@ extern const char* const kGemmX3;
 extern const char* const kGemmFp32Only;
 extern const char* const kDnn;
 extern const char* const kConv;
+extern const char* const kConvEngines;
 extern const char* const kConvDirect;
 extern const char* const kConvLaunch;
 extern const char* const kDeconvDirect;

@@ -39,16 +39,18 @@ static State* sc_for_rows(sc_per_rows<State>* r, int64_t rows, Release release) 
 static void* sc_workspace = nullptr;
 static size_t sc_workspace_bytes = 0;
 // The most workspace a cuDNN algorithm may ask for: a quarter of the GPU's free memory, at most
-// 4 GiB. A fixed 256 MiB left out the tensor-core algorithm of a KernelBench-sized 3x3
+// 8 GiB. A fixed 256 MiB left out the tensor-core algorithm of a KernelBench-sized 3x3
 // convolution (1 GiB of workspace: 4.0 ms against 9.4 ms for the fastest that fit, and eager's
-// 5.7 ms on an H100; the cuDNN probe in bench/results, 2026-11-25).
+// 5.7 ms on an H100; the cuDNN probe in bench/results, 2026-11-25), and 4 GiB every fast backend
+// engine of a 1-D transposed convolution over 2 GB tensors (4 GiB and 256 KiB: 4.0 ms, against
+// 17.0 ms for the best that fit and eager's 5.8 ms on an H200; bench/conv_engines_probe.cu).
 static size_t sc_workspace_limit() {
   size_t free_bytes = 0, total = 0;
   if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
     cudaGetLastError();
     return (size_t)256 << 20;
   }
-  const size_t cap = (size_t)4 << 30;
+  const size_t cap = (size_t)8 << 30;
   return sc_workspace_bytes + free_bytes / 4 < cap ? sc_workspace_bytes + free_bytes / 4 : cap;
 }
 

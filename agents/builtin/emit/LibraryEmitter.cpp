@@ -63,7 +63,7 @@ std::string emitLibraryPrelude(bool gemm, bool conv, bool rnn, bool directDeconv
   if (gemm) s += std::string(cuda::kGemm) + (tensorCores ? cuda::kGemmX3 : cuda::kGemmFp32Only);
   if (conv || rnn) s += cuda::kDnn;
   if (conv) {
-    s += std::string(cuda::kConv) + cuda::kConvDirect + cuda::kConvLaunch;
+    s += std::string(cuda::kConv) + cuda::kConvEngines + cuda::kConvDirect + cuda::kConvLaunch;
     if (directDeconv) s += cuda::kDeconvDirect;
     s += tensorCores ? cuda::kConvX3 : cuda::kConvFp32Only;
   }
