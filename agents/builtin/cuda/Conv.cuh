@@ -147,19 +147,24 @@ struct sc_conv_shape {
   int channels_last;
 };
 
-// A descriptor of `dims` inside a dense tensor of `whole` (the same but for channels), NCHW or,
-// with `channels_last`, channels innermost.
-static int sc_tensor(cudnnTensorDescriptor_t* d, int nd, const int* dims, const int* whole, int channels_last) {
-  int strides[5];
+// The strides of a dense tensor of `whole`, NCHW or, with `channels_last`, channels innermost.
+template <typename Index>
+static void sc_dense_strides(Index* strides, int nd, const int* whole, int channels_last) {
   if (channels_last) {
     strides[1] = 1;
-    int step = whole[1];
+    Index step = whole[1];
     for (int i = nd - 1; i > 1; --i) strides[i] = step, step *= whole[i];
     strides[0] = step;
   } else {
     strides[nd - 1] = 1;
     for (int i = nd - 1; i > 0; --i) strides[i - 1] = strides[i] * whole[i];
   }
+}
+
+// A descriptor of `dims` inside a dense tensor of `whole` (the same but for channels).
+static int sc_tensor(cudnnTensorDescriptor_t* d, int nd, const int* dims, const int* whole, int channels_last) {
+  int strides[5];
+  sc_dense_strides(strides, nd, whole, channels_last);
   SC_DNN(cudnnCreateTensorDescriptor(d));
   SC_DNN(cudnnSetTensorNdDescriptor(*d, CUDNN_DATA_FLOAT, nd, dims, strides));
   return 0;

@@ -30,20 +30,12 @@ static int64_t sc_alignment(const void* p) {
   return align;
 }
 
-// A backend tensor descriptor for dims `dims` with the strides sc_tensor gives (channels-last or not).
+// A backend descriptor of a dense tensor of `dims` (channels-last or not).
 static int sc_backend_tensor(cudnnBackendDescriptor_t* d, int nd, const int* dims, int channels_last, int64_t id,
                              int64_t align) {
   int64_t d64[5], strides[5];
   for (int i = 0; i < nd; ++i) d64[i] = dims[i];
-  if (channels_last) {
-    strides[1] = 1;
-    int64_t step = dims[1];
-    for (int i = nd - 1; i > 1; --i) strides[i] = step, step *= dims[i];
-    strides[0] = step;
-  } else {
-    strides[nd - 1] = 1;
-    for (int i = nd - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
-  }
+  sc_dense_strides(strides, nd, dims, channels_last);
   const cudnnDataType_t type = CUDNN_DATA_FLOAT;
   SC_BACKEND(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, d));
   SC_BACKEND(cudnnBackendSetAttribute(*d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
@@ -87,24 +79,22 @@ static int sc_conv_graph(const sc_conv_shape* s, int64_t align, cudnnBackendDesc
                                           &descs[4]));
   const cudnnBackendDescriptor_t op = descs[4];
   const cudnnBackendDescriptor_t x = t ? descs[2] : descs[0], y = t ? descs[0] : descs[2];  // backward: x is dx
-  SC_BACKEND(cudnnBackendSetAttribute(op, t ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX
-                                            : CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
-  SC_BACKEND(cudnnBackendSetAttribute(op, t ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W
-                                            : CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &descs[1]));
-  SC_BACKEND(cudnnBackendSetAttribute(op, t ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY
-                                            : CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
-  SC_BACKEND(cudnnBackendSetAttribute(op, t ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC
-                                            : CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv));
-  SC_BACKEND(cudnnBackendSetAttribute(op, t ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA
-                                            : CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-                                      CUDNN_TYPE_FLOAT, 1, &alpha));
-  SC_BACKEND(cudnnBackendSetAttribute(op, t ? CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA
-                                            : CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
-                                      CUDNN_TYPE_FLOAT, 1, &beta));
+  // Each attribute under its backward-data name for a transposed convolution, else its forward one.
+  auto set = [&](cudnnBackendAttributeName_t backward, cudnnBackendAttributeName_t forward,
+                 cudnnBackendAttributeType_t type, const void* value) {
+    return cudnnBackendSetAttribute(op, t ? backward : forward, type, 1, value);
+  };
+  const cudnnBackendAttributeType_t desc = CUDNN_TYPE_BACKEND_DESCRIPTOR;
+  SC_BACKEND(set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, desc, &x));
+  SC_BACKEND(
+      set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, desc, &descs[1]));
+  SC_BACKEND(set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, desc, &y));
+  SC_BACKEND(set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, desc, &conv));
+  SC_BACKEND(set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                 CUDNN_TYPE_FLOAT, &alpha));
+  SC_BACKEND(set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+                 CUDNN_TYPE_FLOAT, &beta));
   SC_BACKEND(cudnnBackendFinalize(op));
   SC_BACKEND(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, graph));
   SC_BACKEND(cudnnBackendSetAttribute(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op));
@@ -166,9 +156,11 @@ static int sc_conv_engine_run(sc_conv_engine* e, const float* x, const float* w,
     void* pointers[3] = {(void*)x, (void*)w, (void*)y};
     const int64_t ids[3] = {'x', 'w', 'y'};
     SC_BACKEND(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &e->pack));
-    SC_BACKEND(cudnnBackendSetAttribute(e->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers));
+    SC_BACKEND(
+        cudnnBackendSetAttribute(e->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers));
     SC_BACKEND(cudnnBackendSetAttribute(e->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids));
-    SC_BACKEND(cudnnBackendSetAttribute(e->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &sc_workspace));
+    SC_BACKEND(
+        cudnnBackendSetAttribute(e->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &sc_workspace));
     SC_BACKEND(cudnnBackendFinalize(e->pack));
     e->x = x, e->w = w, e->y = y, e->workspace = sc_workspace;
   }
@@ -200,10 +192,11 @@ static sc_conv_engine* sc_conv_engine_choose(const sc_conv_shape* s, const float
       cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur) == CUDNN_STATUS_SUCCESS &&
       cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph) ==
           CUDNN_STATUS_SUCCESS &&
-      cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode) == CUDNN_STATUS_SUCCESS &&
+      cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode) ==
+          CUDNN_STATUS_SUCCESS &&
       cudnnBackendFinalize(heur) == CUDNN_STATUS_SUCCESS &&
-      cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr) ==
-          CUDNN_STATUS_SUCCESS;
+      cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                               nullptr) == CUDNN_STATUS_SUCCESS;
   if (count > 64) count = 64;
   int64_t made = 0;  // the results are read into descriptors made beforehand
   while (listed && made < count &&
