@@ -26,10 +26,13 @@ if ldd "$bin" | grep "not found"; then echo "the host misses the libraries above
 echo "host built in $((SECONDS - start)) s"
 # The deadline keeps the last run inside a 10-minute command; a run not started is said, the others kept.
 # The rows' candidates and the jobs (thousands of files) stay in build-gpu-reward/run; OUT_DIR gets the results,
-# the logs and each run's scores (per row: its verdict, GPU and stage times), which the device tool brings back.
+# and runs.tar.gz: the logs and each run's scores (per row: its verdict, GPU and stage times).
 work=build-gpu-reward/run
 rm -rf "$work"
 python3 bench/reward_throughput.py --from-candidates .carry/reward_candidates --limit 40 --per-task 4 --warm \
   --batch-gpus 1 4 --service-gpus 4 --deadline $((440 - SECONDS)) --binary "$bin" --out "$work" "$@"
-cp "$work"/*.json "$work"/*.md "$work"/*.log "$work"/*.jsonl "$OUT_DIR"/ 2> /dev/null || true
+# The results as files, the logs and per-row scores in one archive: a device machine brings back 8 files at most.
+cp "$work"/*.json "$work"/*.md "$OUT_DIR"/ 2> /dev/null || true
+out_abs=$(cd "$OUT_DIR" && pwd)
+(cd "$work" && tar -czf "$out_abs/runs.tar.gz" -- *.log *.jsonl 2> /dev/null) || true
 cat "$OUT_DIR/results.md"
