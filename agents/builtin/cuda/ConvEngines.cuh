@@ -207,7 +207,7 @@ static sc_conv_engine* sc_conv_engine_choose(const sc_conv_shape* s, const float
                                configs) != CUDNN_STATUS_SUCCESS)
     count = 0;
   sc_conv_engine* best = nullptr;
-  const bool tf32 = s->math[0] != CUDNN_FMA_MATH;  // eager runs this convolution in TF32
+  const bool eager_tensor_cores = s->math[0] != CUDNN_FMA_MATH;  // eager runs this convolution in TF32
   const size_t limit = sc_workspace_limit();
   bool eager_seen = false;
   for (int64_t i = 0, tried = 0; i < count && tried < SC_ENGINES; ++i) {
@@ -219,7 +219,7 @@ static sc_conv_engine* sc_conv_engine_choose(const sc_conv_shape* s, const float
     // network of 27 TF32 convolutions (level3/19 MobileNetV1) every candidate then missed the
     // verifier's rule by about 2% of eager's error. Exact fp32 engines are as good as any.
     const bool eagers = !eager_seen;
-    const bool usable = !notes.refused && (!notes.tensor_cores || (tf32 && eagers));
+    const bool usable = !notes.refused && (!notes.tensor_cores || (eager_tensor_cores && eagers));
     if (!usable && !eagers) continue;
     sc_conv_engine* e = new sc_conv_engine();
     e->align = aligned;
