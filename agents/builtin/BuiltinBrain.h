@@ -68,6 +68,9 @@ private:
   LayoutSearch layout_;
   EagerOpTrial eager_;
   bool replanned_ = false;
+  // A candidate missed the tolerance (outputs or running statistics) while its library calls ran
+  // eager's TF32: the replan, if the loop asks for one, is then made in exact fp32.
+  bool tf32Missed_ = false;
 };
 
 }  // namespace stitch::agents::builtin

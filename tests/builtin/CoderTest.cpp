@@ -217,6 +217,30 @@ TEST(Coder, AColumnReductionSplitsTheReducedDimOverRowGroupsCombinedInOrder) {
   EXPECT_TRUE(has(cu, "if (live && ty == 0)"));
 }
 
+// A short row takes a few lanes of a warp: the minimum over the 128 channels of the NHWC
+// convolution output is 32 chunks of 16 bytes, eight lanes a row and four rows a warp, stepping
+// together; the lanes past the last row store nothing. Its indices unused, it is a plain minimum.
+// Checked by number on the CPU with the rows of other lengths (generated_on_cpu.py: row_folds,
+// cross_entropy, triplet_rows, training_batch_norm).
+TEST(Coder, ShortRowsShareAWarp) {
+  PlannerOptions channelsLast;
+  channelsLast.convTf32 = channelsLast.matmulTf32 = true;
+  channelsLast.precisionWhy = PrecisionWhy::Eager;
+  channelsLast.layout = LayoutMode::ChannelsLast;
+  auto c = testing::fixtureCandidate("97_conv2d_min_tanh_tanh", channelsLast);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const std::string& cu = c.value().cuda;
+  EXPECT_TRUE(has(cu, "const int lane = threadIdx.x & 7;"));
+  EXPECT_TRUE(has(cu, "const int64_t mine = first + ((threadIdx.x & 31) >> 3);"));
+  EXPECT_TRUE(has(cu, "for (int64_t c = lane; c < (int64_t)128LL / VEC; c += (int64_t)8LL)"));
+  EXPECT_TRUE(has(cu, "const float red3 = warpReduce<MinOp, 8>(acc3);"));
+  EXPECT_TRUE(has(cu, "if (lane == 0 && live) out0[row] = "));
+  EXPECT_TRUE(has(cu, "sc_blocks((rows * (int64_t)4096LL), 32, 1073741824)"));
+  EXPECT_FALSE(has(cu, "ArgOp<false>::apply"));
+  // max with its indices read keeps them (and a row of 1024 floats keeps a whole warp).
+  EXPECT_TRUE(has(cudaOf("33_max_with_indices"), "ArgOp<true>::apply"));
+}
+
 // mean over dim 1 of [64, 256, 2048]: 131072 outputs, enough for 1024 blocks of 128 columns, so each
 // thread takes four (32 apart) and has four independent loads per row step; the values are checked
 // by number on the CPU (generated_on_cpu.py: column_reductions, 20_mean_dim1).

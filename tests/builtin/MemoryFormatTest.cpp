@@ -219,6 +219,7 @@ TEST(MemoryFormat, ElementwiseKernelsReadAcrossTheirOrderThroughTiles) {
   EXPECT_EQ(t->inner, 3);
   EXPECT_EQ(t->across, 1);
   EXPECT_EQ(t->staged, (std::vector<int>{0}));
+  EXPECT_EQ(t->innerTile, 32);  // 32 along the 32 outputs' contiguous elements
 
   FusedKernel copy = k;  // NCHW in, NHWC out
   copy.inputs[0] = {"y", {4096, 256, 32, 1}, 0, true, "float32", false};
@@ -232,6 +233,9 @@ TEST(MemoryFormat, ElementwiseKernelsReadAcrossTheirOrderThroughTiles) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->inner, 3);
   EXPECT_EQ(c->across, 2);
+  // 16 channels: tiles of 16 along them and 64 along the row, no thread idle in either pass.
+  EXPECT_EQ(c->innerTile, 16);
+  EXPECT_EQ(c->acrossTile(), 64);
 
   EXPECT_FALSE(tiledTranspose(copy));  // the input lies in the kernel's order: linear, no tile
   FusedKernel narrow = k;

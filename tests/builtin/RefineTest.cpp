@@ -18,7 +18,7 @@ protected:
 
   void planTask(const std::string& level, const std::string& task, std::vector<std::string> allowPrecision,
                 std::optional<EagerPrecision> eager = std::nullopt, const std::string& precision = "eager",
-                const std::string& layout = "auto") {
+                const std::string& layout = "auto", bool replan = false) {
     std::ifstream in(testing::sourceDir() / "tests/fixtures/graphs" / (task + ".json"));
     BaselineFacts facts;
     facts.cuda = true;
@@ -31,7 +31,7 @@ protected:
     request.options.allowPrecision = std::move(allowPrecision);
     request.options.precision = precision;
     request.options.layout = layout;
-    ASSERT_TRUE(brain.plan(facts, request, false).generatable);
+    ASSERT_TRUE(brain.plan(facts, request, replan).generatable);
     dir = std::filesystem::temp_directory_path() / ("stitch-refine-" + std::to_string(::getpid()));
   }
 
@@ -168,6 +168,24 @@ TEST_F(Refine, AConvolutionRunsInEagersTf32AndAWrongAnswerIsRetriedInExactFp32) 
   EXPECT_EQ(lastCuda().find("CUDNN_DEFAULT_MATH"), std::string::npos);
   EXPECT_NE(lastCuda().find("fp32 (eager's TF32 form missed the tolerance)"), std::string::npos);
   EXPECT_EQ(next(wrong), "");
+}
+
+// The loop's replan after failures in a row is made in exact fp32 where a candidate missed the
+// tolerance in eager's TF32: another fusion in TF32 rounds no closer to eager's.
+TEST_F(Refine, AReplanAfterTf32MissedTheToleranceIsInExactFp32) {
+  planTask("level1", "62_conv2d_3x3", {}, EagerPrecision{true, false});
+  ASSERT_NE(next(std::nullopt), "");
+  loop::Feedback wrong;
+  wrong.failedChecks = {"output_mismatch"};
+  ASSERT_NE(next(wrong), "");
+  planTask("level1", "62_conv2d_3x3", {}, EagerPrecision{true, false}, "eager", "auto", true);
+  ASSERT_NE(next(std::nullopt), "");
+  EXPECT_EQ(lastCuda().find("CUDNN_DEFAULT_MATH"), std::string::npos);
+  EXPECT_NE(lastCuda().find("unfused, fp32 (eager's TF32 form missed the tolerance)"), std::string::npos);
+  // A first plan starts over in eager's precision.
+  planTask("level1", "62_conv2d_3x3", {}, EagerPrecision{true, false});
+  ASSERT_NE(next(std::nullopt), "");
+  EXPECT_NE(lastCuda().find("CUDNN_DEFAULT_MATH"), std::string::npos);
 }
 
 // TF32 the verifier did not excuse (it saw the reference run those ops otherwise) is retried in

@@ -58,11 +58,12 @@ struct Moments {
   }
 };
 
-// Warp-wide merge; the lower lane's state goes first in every merge, so all lanes end with the
-// same bits (Chan's merge is not symmetric in rounding).
-template <typename T>
+// Warp-wide merge (with W < 32, within each aligned group of W lanes); the lower lane's state goes
+// first in every merge, so all lanes end with the same bits (Chan's merge is not symmetric in
+// rounding).
+template <int W = 32, typename T>
 __device__ __forceinline__ T warpMerge(T v) {
-  for (int o = 16; o > 0; o >>= 1) {
+  for (int o = W / 2; o > 0; o >>= 1) {
     const T other = v.shuffled(o);
     v = (threadIdx.x & o) ? T::merge(other, v) : T::merge(v, other);
   }

@@ -59,10 +59,11 @@ struct MinOp {
   __device__ static float apply(float a, float b) { return sc_min(a, b); }
 };
 
-// Warp-wide reduction by shuffles; every lane gets the result.
-template <typename Op>
+// Warp-wide reduction by shuffles; every lane gets the result. With W < 32, within each aligned
+// group of W lanes (a short row's segment): xor offsets below W stay inside it.
+template <typename Op, int W = 32>
 __device__ __forceinline__ float warpReduce(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = W / 2; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 
@@ -100,9 +101,9 @@ struct ArgOp {
   }
 };
 
-template <bool IsMax>
+template <bool IsMax, int W = 32>
 __device__ __forceinline__ void warpArgReduce(float& v, long long& i) {
-  for (int o = 16; o > 0; o >>= 1) {
+  for (int o = W / 2; o > 0; o >>= 1) {
     const float ov = __shfl_xor_sync(0xffffffffu, v, o);
     const long long oi = __shfl_xor_sync(0xffffffffu, i, o);
     ArgOp<IsMax>::apply(v, i, ov, oi);

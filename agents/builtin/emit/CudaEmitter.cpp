@@ -11,6 +11,7 @@
 #include "agents/builtin/ops/OpDef.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -563,20 +564,22 @@ private:
     o << "  }\n}\n";
   }
 
-  // A flat kernel over 32x32 tiles of (across, inner) dims (TiledTranspose, LaunchShape.h), a
-  // block of 32x8 threads per tile, tiles striding over the grid: the staged inputs are loaded
-  // with neighbouring threads along `across` (their contiguous dim) into shared memory, then every
+  // A flat kernel over tiles of (across, inner) dims (TiledTranspose, LaunchShape.h), a block of
+  // 256 threads per tile, tiles striding over the grid: the staged inputs are loaded with
+  // neighbouring threads along `across` (their contiguous dim) into shared memory, then every
   // output element is computed with neighbouring threads along `inner` (the outputs' contiguous
-  // dim), reading the staged inputs transposed from the tile. The tile's rows are padded to 33
-  // floats so that both passes hit distinct banks.
-  static constexpr int kTile = 32, kTileRows = 8;
+  // dim), reading the staged inputs transposed from the tile. A tile row is padded by 32 / TI
+  // floats, so that the lanes of a warp reading down its TI rows (at 32 / TI neighbouring columns)
+  // hit distinct banks in both passes.
+  static constexpr int kTileThreads = 256;
   // Tiles along `inner` and `across`, and the element count of the other dims (captured).
   struct TileCounts {
     int64_t a, b, rest;
   };
   TileCounts tileCounts() const {
     const int64_t A = k_.shape[tile_->inner], B = k_.shape[tile_->across];
-    return {(A + kTile - 1) / kTile, (B + kTile - 1) / kTile, k_.numel() / (A * B)};
+    const int64_t TI = tile_->innerTile, TB = tile_->acrossTile();
+    return {(A + TI - 1) / TI, (B + TB - 1) / TB, k_.numel() / (A * B)};
   }
   void tiled(std::ostream& o) {
     const TiledTranspose& t = *tile_;
@@ -587,15 +590,17 @@ private:
       return n;
     };
     const int64_t A = k_.shape[t.inner], B = k_.shape[t.across];
+    const int TI = t.innerTile, TB = t.acrossTile();
     const auto [tilesA, tilesB, rest] = tileCounts();
-    o << "template <int VEC>\n__global__ void __launch_bounds__(" << kTile * kTileRows << ") " << name_ << "_kernel("
+    o << "template <int VEC>\n__global__ void __launch_bounds__(" << kTileThreads << ") " << name_ << "_kernel("
       << params() << ") {\n";
-    for (int i : t.staged) o << "  __shared__ float T" << i << "[" << kTile << "][" << kTile + 1 << "];\n";
-    o << "  const int tx = threadIdx.x % " << kTile << ", ty = threadIdx.x / " << kTile << ";\n"
+    for (int i : t.staged) o << "  __shared__ float T" << i << "[" << TI << "][" << TB + 32 / TI << "];\n";
+    o << "  const int rb = threadIdx.x % " << TB << ", ra = threadIdx.x / " << TB << ";\n"
+      << "  const int wa = threadIdx.x % " << TI << ", wb = threadIdx.x / " << TI << ";\n"
       << "  const int64_t tiles = " << count(rest) << " * " << i64(tilesA * tilesB) << ";\n"
       << "  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
-      << "    const int64_t a0 = (t % " << i64(tilesA) << ") * " << kTile << ", b0 = ((t / " << i64(tilesA) << ") % "
-      << i64(tilesB) << ") * " << kTile << ";\n"
+      << "    const int64_t a0 = (t % " << i64(tilesA) << ") * " << TI << ", b0 = ((t / " << i64(tilesA) << ") % "
+      << i64(tilesB) << ") * " << TB << ";\n"
       << "    int64_t rest = t / " << i64(tilesA * tilesB) << ", lin0 = 0;\n";
     // The tile's other coordinates, innermost first; dim 0 takes what is left (the call's rows).
     for (int d = rank; d-- > 0;) {
@@ -610,20 +615,20 @@ private:
     o << "    (void)rest;\n";
     for (int i : t.staged) {
       const KernelInput& input = k_.inputs[i];
-      o << "    {\n      const int64_t base = " << name_ << "_off" << i << "(lin0), b = b0 + tx;\n"
-        << "      for (int j = ty; j < " << kTile << "; j += " << kTileRows << ")\n"
-        << "        if (b < " << i64(B) << " && a0 + j < " << i64(A) << ") T" << i << "[j][tx] = " << in(i)
+      o << "    {\n      const int64_t base = " << name_ << "_off" << i << "(lin0), b = b0 + rb;\n"
+        << "      for (int j = ra; j < " << TI << "; j += " << kTileThreads / TB << ")\n"
+        << "        if (b < " << i64(B) << " && a0 + j < " << i64(A) << ") T" << i << "[j][rb] = " << in(i)
         << "[base + b * " << i64(input.strides[t.across]) << " + (a0 + j) * " << i64(input.strides[t.inner])
         << "];\n"
         << "    }\n";
     }
     o << "    __syncthreads();\n"
-      << "    for (int j = ty; j < " << kTile << "; j += " << kTileRows << ") {\n"
-      << "      const int64_t a = a0 + tx, b = b0 + j;\n"
+      << "    for (int j = wb; j < " << TB << "; j += " << kTileThreads / TI << ") {\n"
+      << "      const int64_t a = a0 + wa, b = b0 + j;\n"
       << "      if (a >= " << i64(A) << " || b >= " << i64(B) << ") continue;\n"
       << "      const int64_t lin = lin0 + b * " << i64(innerOf(t.across)) << " + a * " << i64(innerOf(t.inner)) << ";\n";
     Scope seed;
-    for (int i : t.staged) seed.staged[i] = "T" + std::to_string(i) + "[tx][j]";
+    for (int i : t.staged) seed.staged[i] = "T" + std::to_string(i) + "[wa][j]";
     writeElement(o, seed, "      ");
     o << "    }\n    __syncthreads();\n  }\n}\n";
   }
@@ -957,10 +962,14 @@ private:
   // The block-wide (or with `warp`, warp-wide) combine of pass `p`'s accumulators: into red<r>
   // (and idx<r>), or a fold's merged state st<r>r.
   void mergeBlock(std::ostream& o, const Pass& p, const std::string& indent, bool warp = false) {
+    // A segment of fewer lanes than a warp shuffles within itself (xor offsets below its width).
+    const std::string width = segment_ < 32 ? ", " + std::to_string(segment_) : "";
     if (p.fold != Fold::None) {
       const std::string st = foldState(p);
       o << indent << "const " << foldType(p.fold) << " " << st << "r = "
-        << (warp ? "warpMerge(" + st + ")" : "blockMerge(" + st + ", " + foldScratch(p.fold) + ")") << ";\n";
+        << (warp ? (segment_ < 32 ? "warpMerge<" + std::to_string(segment_) + ">(" : "warpMerge(") + st + ")"
+                 : "blockMerge(" + st + ", " + foldScratch(p.fold) + ")")
+        << ";\n";
       return;
     }
     const int r = p.reds[0];
@@ -968,13 +977,13 @@ private:
     const std::string R = std::to_string(r);
     const std::string isMax = red.reduce == ReduceKind::ArgMax ? "true" : "false";
     if (isArg(red.reduce)) {
-      o << indent << (warp ? "warpArgReduce<" + isMax + ">(acc" + R + ", acci" + R + ");\n"
+      o << indent << (warp ? "warpArgReduce<" + isMax + width + ">(acc" + R + ", acci" + R + ");\n"
                            : "blockArgReduce<" + isMax + ">(acc" + R + ", acci" + R + ", scratch, iscratch);\n")
         << indent << "const float red" << R << " = acc" << R << ";\n"
         << indent << "const long long idx" << R << " = acci" << R << ";\n";
     } else {
       o << indent << "const float red" << R << " = " << (warp ? "warpReduce<" : "blockReduce<") << reduceOp(red.reduce)
-        << ">(acc" << R << (warp ? ");\n" : ", scratch);\n");
+        << (warp ? width : "") << ">(acc" << R << (warp ? ");\n" : ", scratch);\n");
     }
   }
 
@@ -997,12 +1006,24 @@ private:
     elementLoop(o, row, first, stride, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
   }
 
-  // A block per row (or with `warp`, a warp per row), rows striding over the grid.
+  // A block per row (or with `warp`, a warp per row), rows striding over the grid. A short row
+  // takes `lanesPerRow` lanes of a warp (LaunchShape.h): the warp's rows step together, so that
+  // every lane reaches each shuffle; past the last row a lane re-reads it and stores nothing.
   void rows(std::ostream& o, bool warp) {
     const std::string rowsCount = count(k_.outer());
     const int64_t R = k_.reduced(), warps = variant_.block / 32;
     o << kernelHead();
-    if (warp) {
+    segment_ = warp ? lanesPerRow(k_) : 32;
+    if (warp && segment_ < 32) {
+      const int64_t perWarp = 32 / segment_;
+      o << "  const int lane = threadIdx.x & " << segment_ - 1 << ";\n"
+        << "  for (int64_t first = (blockIdx.x * " << i64(warps) << " + (threadIdx.x >> 5)) * " << i64(perWarp)
+        << "; first < " << rowsCount << "; first += (int64_t)gridDim.x * " << i64(warps * perWarp) << ") {\n"
+        << "    const int64_t mine = first + ((threadIdx.x & 31) >> " << std::countr_zero(static_cast<unsigned>(segment_))
+        << ");\n"
+        << "    const bool live = mine < " << rowsCount << ";\n"
+        << "    const int64_t row = live ? mine : " << rowsCount << " - 1;\n";
+    } else if (warp) {
       o << "  const int lane = threadIdx.x & 31;\n"
         << "  for (int64_t row = blockIdx.x * " << i64(warps) << " + (threadIdx.x >> 5); row < " << rowsCount
         << "; row += (int64_t)gridDim.x * " << i64(warps) << ") {\n";
@@ -1021,7 +1042,7 @@ private:
         << "    const int64_t chunks = (" << i64(R) << " - head) / VEC;\n";
     Scope row;
     const std::string ind = "    ", first = warp ? "lane" : "threadIdx.x";
-    const int64_t stride = warp ? 32 : variant_.block;
+    const int64_t stride = warp ? segment_ : variant_.block;
     const int unroll = warp ? 8 : 4;
     cacheRow(o, first, stride, ind);
     for (std::size_t p = 0; p < passes_.size();) {
@@ -1032,11 +1053,15 @@ private:
       hoistRowValues(o, row, finished(end), ind);
       p = end;
     }
-    writeRowOutputs(o, row, "row", ind, first + " == 0");
-    writeFullOutputs(o, row, first, stride, unroll, ind);
+    const bool segmented = segment_ < 32;
+    writeRowOutputs(o, row, "row", ind, first + " == 0" + (segmented ? " && live" : ""));
+    if (segmented && !fullOutputs().empty()) o << ind << "if (live) {\n";
+    writeFullOutputs(o, row, first, stride, unroll, segmented ? ind + "  " : ind);
+    if (segmented && !fullOutputs().empty()) o << ind << "}\n";
     o << "    }\n  }\n}\n";
     cached_.clear();
     ragged_ = false;
+    segment_ = 32;
   }
 
   // A one-pass kernel: per-row outputs only, and passes whose inputs depend on no reduction.
@@ -1754,7 +1779,7 @@ private:
     auto fixedOrCount = [&](int64_t n) { return Grid{count(n), n}; };
     if (tile_) {
       canVector = false;  // a tile's element per thread
-      block = kTile * kTileRows;
+      block = kTileThreads;
       const auto [tilesA, tilesB, rest] = tileCounts();
       grid1 = Grid{"(" + count(rest) + " * " + i64(tilesA * tilesB) + ")", rest * tilesA * tilesB, 1, 1 << 30};
     } else if (k_.scans()) {
@@ -1773,7 +1798,7 @@ private:
         grid1 = Grid{i64(k_.outer() * S), k_.outer() * S};
       } else {
         grid1 = fixedOrCount(k_.outer());
-        grid1.per = warpPerRow(k_) ? block / 32 : 1;
+        grid1.per = warpPerRow(k_) ? block / lanesPerRow(k_) : 1;
         grid1.most = 1 << 30;
       }
       grid4 = grid1;
@@ -1824,6 +1849,7 @@ private:
   const std::map<std::string, int>& slots_;
   std::vector<Pass> passes_;
   std::optional<TiledTranspose> tile_;  // a flat kernel reading some input across its order
+  int segment_ = 32;                     // lanes per row while rows() emits a warp-per-row kernel
   std::set<int> cached_;  // inputs a row kernel holds in registers (rows())
   bool ragged_ = false;   // rows(): 16-byte chunks do not divide the row
   bool splitColumns_ = false;  // columnLoop(): the reduced dim is split over blocks (splitColumns)

@@ -7,15 +7,24 @@ namespace stitch::agents::builtin {
 
 bool warpPerRow(const FusedKernel& kernel) { return kernel.reduced() <= 1024; }
 
-// Only where the column blocks are fewer than an H100's SMs (132), as measured (128 blocks: 44% to
-// 55% of the floor); between one and four blocks per SM it is not measured yet, and it would cost
-// a program its run-time rows there (channels-last spatial means). Parts of 256 rows at least (32 rows for
-// each of 8 row groups, four unrolled steps), so that a part's loads outweigh its combine; about four
-// blocks per SM, as the emitter's rowSplits().
+int lanesPerRow(const FusedKernel& kernel) {
+  const int64_t chunks = (kernel.reduced() + 3) / 4;
+  int lanes = 2;
+  while (lanes < 32 && lanes * 4 < chunks) lanes *= 2;
+  return lanes;
+}
+
+// Where the column blocks are fewer than two per SM of an H100 (132): with fewer than one, 44% to
+// 55% of the floor (128 blocks); with two (level2/67's GELU and mean over the 64516 pixels of an
+// NHWC [128, 64] output, 256 blocks) 1.25 ms on an H200 where Inductor's split reduction took
+// 0.82. Four per SM (argmin over [64, 1024, 256], 512 blocks) stay whole: not measured split. It
+// costs a program its run-time rows (RuntimeRows.h). Parts of 256 rows at least (32 rows
+// for each of 8 row groups, four unrolled steps), so that a part's loads outweigh its combine;
+// about four blocks per SM, as the emitter's rowSplits().
 int64_t splitsColumns(const FusedKernel& kernel) {
   if (!kernel.reduces() || kernel.inner() == 1 || kernel.perRow > 0) return 1;
   const int64_t blocks = (kernel.outer() * kernel.inner() + 31) / 32;
-  if (blocks > 132) return 1;
+  if (blocks >= 2 * 132) return 1;
   const int64_t want = (4 * 132 + blocks - 1) / blocks, most = kernel.reduced() / 256;
   return std::max<int64_t>(1, std::min({want, most, int64_t{1024}}));
 }
@@ -50,6 +59,7 @@ std::optional<TiledTranspose> tiledTranspose(const FusedKernel& k) {
     t.staged.push_back(static_cast<int>(i));
   }
   if (t.staged.empty()) return std::nullopt;
+  while (t.innerTile > 8 && t.innerTile / 2 >= k.shape[t.inner]) t.innerTile /= 2;
   return t;
 }
 

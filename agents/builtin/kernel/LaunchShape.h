@@ -25,6 +25,12 @@ struct Variant {
 // chunks per lane) to take a warp each rather than a block.
 bool warpPerRow(const FusedKernel& kernel);
 
+// Lanes of a warp that take one row of a warpPerRow kernel: a power of two from 2 to 32, about four
+// 16-byte chunks each. A row of 64 floats on a whole warp left half its lanes idle, had one load in
+// flight per row and spent five shuffle steps on 256 bytes (level2/25's minimum over 64 channels of
+// an NHWC tensor ran at 0.75 TB/s on an H200, Inductor's at 2.4); on 4 lanes, 8 rows share a warp.
+int lanesPerRow(const FusedKernel& kernel);
+
 // Parts a column reduction (inner() > 1) splits its reduced dim into, a block each, when its
 // columns are too few to fill the GPU; 1: not split. Its partial results are sized for the
 // captured shape, so its rows stay fixed (RuntimeRows.h).
@@ -35,10 +41,15 @@ int64_t splitsColumns(const FusedKernel& kernel);
 // region's last kernel) or a copy to NHWC reads an NCHW input. Read element by element, a warp
 // touches 32 sectors for 128 useful bytes; the emitter instead moves 32x32 tiles through shared
 // memory, each tensor read along its own contiguous dim and the outputs written along theirs.
+// A tile is 1024 elements: 32x32, or where the inner dim is shorter (the 8 or 16 channels of an
+// NHWC copy) as few along it as it has, rounded up to a power of two, and more along `across`, so
+// that no thread idles in either pass.
 struct TiledTranspose {
   int inner = -1;           // the iteration's innermost dim of more than one element (the outputs' contiguous one)
   int across = -1;          // the dim the staged inputs are contiguous along
   std::vector<int> staged;  // the inputs read through the tiles
+  int innerTile = 32;       // elements of a tile along `inner`: 8, 16 or 32
+  int acrossTile() const { return 1024 / innerTile; }
 };
 // The tiling of a flat kernel (no reduction, scan or pooling window), or nothing where no float
 // input crosses the order or the two dims are too short (under 8 elements) for a tile to pay.

@@ -158,7 +158,29 @@ Outcome<FusedKernel> KernelBuilder::finish(const std::vector<std::string>& outpu
     if (!out) return out.error();
     k.outputs.push_back(std::move(out).value());
   }
+  plainWhereNoIndexIsRead(k);
   return k;
+}
+
+// max/min along a dim with indices (lowerArgReduce) where no output needs the indices
+// (`torch.min(x, dim=1)[0]`): a plain Max/Min, whose every step and shuffle carries no index.
+// The value is the same but for which of two equal zeros of opposite sign is kept.
+void KernelBuilder::plainWhereNoIndexIsRead(FusedKernel& k) {
+  std::vector<bool> needed(k.values.size(), false), indexed(k.values.size(), false);
+  for (const auto& out : k.outputs) needed[out.value] = true;
+  for (std::size_t v = k.values.size(); v-- > 0;) {
+    if (!needed[v]) continue;
+    for (int a : k.values[v].args) {
+      needed[a] = true;
+      if (k.values[v].op == ValueOp::ArgIndex) indexed[a] = true;
+    }
+  }
+  for (std::size_t v = 0; v < k.values.size(); ++v) {
+    KernelValue& r = k.values[v];
+    if (r.op != ValueOp::Reduce || indexed[v]) continue;
+    if (r.reduce == ReduceKind::ArgMax) r.reduce = ReduceKind::Max;
+    if (r.reduce == ReduceKind::ArgMin) r.reduce = ReduceKind::Min;
+  }
 }
 
 Outcome<KernelOutput> KernelBuilder::output(const std::string& id) const {

@@ -68,6 +68,7 @@ public:
   bool knows(const std::string& id) const { return tensors_.count(id) > 0; }
 
 private:
+  static void plainWhereNoIndexIsRead(FusedKernel& k);
   struct Bound {  // a tensor known inside the kernel
     int value = -1;
     std::string unsupported;  // non-empty: the tensor exists but the kernel cannot produce it

@@ -43,17 +43,21 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
     return std::string("pooling: one thread per output element reads its window") +
            (prologue ? ", computing each element from the producer's inputs where it is read" : "") + ", " +
            std::to_string(ops - 1) + " other operator(s) fused with it";
-  if (tiledTranspose(k))
-    return "fused elementwise kernel: " + std::to_string(ops) +
-           " operator(s) in one pass over 32x32 tiles, the input(s) laid out across the outputs' order moved through "
-           "shared memory so that reads and writes are both coalesced";
+  if (const auto t = tiledTranspose(k))
+    return "fused elementwise kernel: " + std::to_string(ops) + " operator(s) in one pass over " +
+           std::to_string(t->acrossTile()) + "x" + std::to_string(t->innerTile) +
+           " tiles, the input(s) laid out across the outputs' order moved through shared memory so that reads and "
+           "writes are both coalesced";
   if (!k.reduces())
     return "fused elementwise kernel: " + std::to_string(ops) + " operator(s) in one pass, 16-byte vector accesses";
   int passes = 0;
   for (const auto& v : k.values) passes += v.op == ValueOp::Reduce;
   if (k.inner() == 1)
     return std::string("row reduction: ") +
-           (warpPerRow(k) ? "a warp per row, shuffle reductions" : "one block per row, warp-shuffle and block reductions") +
+           (!warpPerRow(k)          ? std::string("one block per row, warp-shuffle and block reductions")
+            : lanesPerRow(k) == 32 ? std::string("a warp per row, shuffle reductions")
+                                   : std::to_string(lanesPerRow(k)) + " lanes per row (" +
+                                         std::to_string(32 / lanesPerRow(k)) + " rows a warp), shuffle reductions") +
            " (several blocks per row, combined in a fixed order, when rows are too few to fill the GPU), " +
            std::to_string(passes) + " reduction pass(es) re-reading the row from L1/L2, then one write pass";
   return "column reduction: 32 neighbouring outputs per block, the reduced dim split over row groups that combine "
