@@ -19,6 +19,18 @@ std::string cudaOf(const std::string& fixture) {
   return c.ok() ? c.value().cuda : "";
 }
 
+// The candidate with its convolutions channels-last in eager's TF32 (generate_candidates'
+// FIXTURE.channels_last).
+std::string channelsLastCudaOf(const std::string& fixture) {
+  PlannerOptions o;
+  o.convTf32 = o.matmulTf32 = true;
+  o.precisionWhy = PrecisionWhy::Eager;
+  o.layout = LayoutMode::ChannelsLast;
+  auto c = testing::fixtureCandidate(fixture, o);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
+  return c.ok() ? c.value().cuda : "";
+}
+
 std::string pythonOf(const std::string& fixture) {
   auto c = testing::fixtureCandidate(fixture);
   EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
@@ -223,13 +235,7 @@ TEST(Coder, AColumnReductionSplitsTheReducedDimOverRowGroupsCombinedInOrder) {
 // Checked by number on the CPU with the rows of other lengths (generated_on_cpu.py: row_folds,
 // cross_entropy, triplet_rows, training_batch_norm).
 TEST(Coder, ShortRowsShareAWarp) {
-  PlannerOptions channelsLast;
-  channelsLast.convTf32 = channelsLast.matmulTf32 = true;
-  channelsLast.precisionWhy = PrecisionWhy::Eager;
-  channelsLast.layout = LayoutMode::ChannelsLast;
-  auto c = testing::fixtureCandidate("97_conv2d_min_tanh_tanh", channelsLast);
-  ASSERT_TRUE(c.ok()) << c.error().message;
-  const std::string& cu = c.value().cuda;
+  const std::string cu = channelsLastCudaOf("97_conv2d_min_tanh_tanh");
   EXPECT_TRUE(has(cu, "const int lane = threadIdx.x & 7;"));
   EXPECT_TRUE(has(cu, "const int64_t mine = first + ((threadIdx.x & 31) >> 3);"));
   EXPECT_TRUE(has(cu, "for (int64_t c = lane; c < (int64_t)128LL / VEC; c += (int64_t)8LL)"));
@@ -239,6 +245,20 @@ TEST(Coder, ShortRowsShareAWarp) {
   EXPECT_FALSE(has(cu, "ArgOp<false>::apply"));
   // max with its indices read keeps them (and a row of 1024 floats keeps a whole warp).
   EXPECT_TRUE(has(cudaOf("33_max_with_indices"), "ArgOp<true>::apply"));
+  // The bias, broadcast along the row, is read at the row's offset plus the element's place.
+  EXPECT_TRUE(has(cu, "const int64_t rb1 = k3_off1(rowBase);"));
+  EXPECT_TRUE(has(cu, "in1[rb1 + ((lin) - rowBase)]"));
+}
+
+// A softmax over 32 channels of an NHWC activation, written NCHW by its row kernel: the row's
+// output offset once, each element at the channel stride (240 = 12 x 20 pixels) from it, no
+// offset function per element. Checked by number on the CPU (conv_on_cpu.py: channel_softmax).
+TEST(Coder, ARowWrittenAcrossItsLayoutStepsFromTheRowsOffset) {
+  const std::string cu = channelsLastCudaOf("channel_softmax");
+  EXPECT_TRUE(has(cu, "const int lane = threadIdx.x & 1;"));
+  EXPECT_TRUE(has(cu, "const int64_t ob0 = k3_ooff0(rowBase);"));
+  EXPECT_TRUE(has(cu, "out0[ob0 + ((base + l) - rowBase) * (int64_t)240LL] = O0[l];"));
+  EXPECT_FALSE(has(cu, "out0[k3_ooff0("));
 }
 
 // mean over dim 1 of [64, 256, 2048]: 131072 outputs, enough for 1024 blocks of 128 columns, so each
