@@ -2,7 +2,7 @@
 // statements in the scope that needs them: per element inside the loops, per row after each
 // reduction (row statistics are computed once, not per element). Kernel shapes: flat (or tiled,
 // where an input lies across the iteration order), rows
-// (a warp or a block per row; several blocks per row with a last-block combine when rows are
+// (a warp, a few lanes or a block per row; several blocks per row with a last-block combine when rows are
 // few, as one kernel per reduction when they depend on each other), columns (split over blocks
 // the same way when columns are few), row and column scans; pooling windows are device
 // functions any shape can call.

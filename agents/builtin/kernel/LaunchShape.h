@@ -1,6 +1,6 @@
 // How a generated kernel is launched, as far as the stages before the emitter must know it: the
 // refine search's launch variant, and the launch shapes the planner describes and RuntimeRows
-// checks (a warp or a block per row, a column reduction split over blocks). The emitter
+// checks (a warp, a few lanes or a block per row, a column reduction split over blocks). The emitter
 // (emit/CudaEmitter.h) generates what these decide.
 #pragma once
 
@@ -39,7 +39,7 @@ int64_t splitsColumns(const FusedKernel& kernel);
 // An elementwise kernel that reads a tensor across its iteration order: contiguous along another
 // dim than the innermost one, as a kernel writing NCHW reads an NHWC activation (a channels-last
 // region's last kernel) or a copy to NHWC reads an NCHW input. Read element by element, a warp
-// touches 32 sectors for 128 useful bytes; the emitter instead moves 32x32 tiles through shared
+// touches 32 sectors for 128 useful bytes; the emitter instead moves tiles through shared
 // memory, each tensor read along its own contiguous dim and the outputs written along theirs.
 // A tile is 1024 elements: 32x32, or where the inner dim is shorter (the 8 or 16 channels of an
 // NHWC copy) as few along it as it has, rounded up to a power of two, and more along `across`, so
