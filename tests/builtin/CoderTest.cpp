@@ -261,6 +261,26 @@ TEST(Coder, ARowWrittenAcrossItsLayoutStepsFromTheRowsOffset) {
   EXPECT_FALSE(has(cu, "out0[k3_ooff0("));
 }
 
+// Instance norms over the 400 and 64 pixels of NHWC activations (72 images x 128 channels: column
+// kernels, a column per image and channel), written NCHW: each column block computes tiles of 32
+// pixels of its 32 columns into shared memory and writes every column's 32 pixels with neighbouring
+// lanes, the element's offset its column's plus its pixel's; the bias, constant along the pixels,
+// is read at its column's offset, not through the offset function per element. Checked by number
+// on the CPU (conv_on_cpu.py: norm_tiles.channels_last, 100_conv2d_instance_norm_divide.channels_last).
+TEST(Coder, ColumnsWrittenAcrossTheirOrderMoveThroughTiles) {
+  const std::string cu = channelsLastCudaOf("norm_tiles");
+  EXPECT_TRUE(has(cu, "__shared__ float tile0[32][33];"));
+  EXPECT_TRUE(has(cu, "for (int64_t c0 = (int64_t)0; c0 < (int64_t)400LL; c0 += 32) {"));
+  EXPECT_TRUE(has(cu, "const int64_t rowOff0 = k3_ooff0((c0 + tx) * (int64_t)128LL);"));
+  EXPECT_TRUE(has(cu, "out0[colOff0[kk] + rowOff0] = tile0[tx][ty + 8 * kk];"));
+  EXPECT_FALSE(has(cu, "out0[k3_ooff0(lin)]"));
+  // The 64-pixel norm holds its column in registers: the tile loop unrolls, so they stay registers.
+  EXPECT_TRUE(has(cu, "const int k = (int)(c0 / 8) + kk;"));
+  EXPECT_TRUE(has(cu, "const int64_t cb1 = k3_off1(lin); (void)cb1;"));
+  EXPECT_TRUE(has(cu, "const float v1 = in1[cb1];"));
+  EXPECT_FALSE(has(cu, "in1[k3_off1(lin)]"));
+}
+
 // mean over dim 1 of [64, 256, 2048]: 131072 outputs, enough for 1024 blocks of 128 columns, so each
 // thread takes four (32 apart) and has four independent loads per row step; the values are checked
 // by number on the CPU (generated_on_cpu.py: column_reductions, 20_mean_dim1).

@@ -432,9 +432,13 @@ private:
   // Input i at the element `lin`, as float (bool as 0/1) or, for int64, exact (KernelValue::integer).
   std::string load(int i) const {
     const KernelInput& input = k_.inputs[i];
-    const std::string e = rowDim_ >= 0 && !input.linear && !input.window
-                              ? in(i) + "[rb" + std::to_string(i) + inRow("lin", input.strides[rowDim_]) + "]"
-                              : in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin)]";
+    std::string e;
+    if (rowDim_ >= 0 && !input.linear && !input.window)
+      e = in(i) + "[rb" + std::to_string(i) + inRow("lin", input.strides[rowDim_]) + "]";
+    else if (auto col = colStride_.find(i); col != colStride_.end())
+      e = in(i) + "[cb" + std::to_string(i) + (col->second == 0 ? std::string() : " + c * " + i64(col->second)) + "]";
+    else
+      e = in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin)]";
     return k_.inputs[i].dtype == "bool" ? "(float)" + e : e;
   }
 
@@ -1388,13 +1392,52 @@ private:
       << "    __syncthreads();  // cpart is reused by the next column block\n  }\n}\n";
   }
 
+  // A reduction over a dim with contiguous dims after it: several columns a thread, columns split
+  // over blocks, or whole columns a block (wholeColumns).
+  void columns(std::ostream& o) {
+    if (const int J = columnsPerThread(); J > 1) return wideColumns(o, J);
+    colStride_ = columnStrides();
+    if (columnSplits() > 1) onePass() ? splitColumns(o) : stagedColumns(o);
+    else wholeColumns(o);
+    colStride_.clear();
+  }
+
+  // A strided input's stride per row of the reduced range, where its strides flatten over it (each
+  // reduced dim's stride the next one's times that one's size, size-1 dims aside; 0 where it
+  // broadcasts along all of them): its offset at row c of column t is then the column's plus c
+  // times it. A column kernel computes the column's once (columnOffsets) instead of calling the
+  // offset function per element: a bias read per element took a 64-bit division by the channel
+  // count, and could not be hoisted out of the row loop.
+  std::map<int, int64_t> columnStrides() const {
+    std::map<int, int64_t> strides;
+    for (std::size_t i = 0; i < k_.inputs.size(); ++i) {
+      const KernelInput& input = k_.inputs[i];
+      if (input.window || input.linear) continue;
+      int64_t stride = 0, next = -1;
+      bool flat = true;
+      for (int d = k_.reduceEnd; d-- > k_.reduceBegin && flat;) {
+        if (k_.shape[d] == 1) continue;
+        if (next >= 0 && input.strides[d] != next) flat = false;
+        if (next < 0) stride = input.strides[d];
+        next = input.strides[d] * k_.shape[d];
+      }
+      if (flat) strides[static_cast<int>(i)] = stride;
+    }
+    return strides;
+  }
+
+  // The column offsets of the inputs columnStrides() steps, inside the scope where `lin` is the
+  // column's first element.
+  void columnOffsets(std::ostream& o, const std::string& ind) {
+    for (const auto& [i, stride] : colStride_)
+      o << ind << "const int64_t cb" << i << " = " << name_ << "_off" << i << "(lin); (void)cb" << i << ";\n";
+  }
+
   // Blocks of 32 neighbouring columns (coalesced) x `columnGroups()` row groups. Each group
   // reduces every S-th row of its columns; the partials meet in shared memory and every thread
   // combines them in group order, so the result does not depend on timing. Elementwise outputs
   // after the reductions are written by all groups, rows split the same way.
-  void columns(std::ostream& o) {
-    if (const int J = columnsPerThread(); J > 1) return wideColumns(o, J);
-    if (columnSplits() > 1) return onePass() ? splitColumns(o) : stagedColumns(o);
+  void wholeColumns(std::ostream& o) {
     const int64_t R = k_.reduced(), inner = k_.inner();
     const std::string cols = count(k_.outer() * inner);
     const int S = columnGroups();
@@ -1410,6 +1453,7 @@ private:
       << "    { const int64_t lin = o * " << i64(R * inner) << " + i; (void)lin;\n";
     Scope row;
     const std::string ind = "    ";
+    columnOffsets(o, ind);
     cacheColumn(o, S, ind);
     for (std::size_t p = 0; p < passes_.size(); ++p) {
       columnPass(o, row, passes_[p], S, ind);
@@ -1427,8 +1471,87 @@ private:
     Scope rowOutputs = row;  // what this block declares stays in it
     writeRowOutputs(o, rowOutputs, "t", ind + "  ", "");
     o << ind << "}\n";
-    if (!fullOutputs().empty())
-      columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
+    if (fullOutputs().empty()) return;
+    if (const std::vector<std::size_t> across = outputsAcrossColumns(); !across.empty())
+      return columnTiles(o, row, S, ind, across);
+    columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) { writeElement(o, s, in2); });
+  }
+
+  // Full-size float outputs a column kernel would scatter: contiguous along the reduced rows (stride
+  // 1 along the innermost reduced dim of more than one element) but not along the columns, as a
+  // channels-last instance or batch norm writes its NCHW result. Element by element, a warp's 32
+  // columns land in 32 sectors (level2/17's channels-last candidate at 0.34x of torch.compile).
+  std::vector<std::size_t> outputsAcrossColumns() const {
+    int lane = -1, last = -1;
+    for (int d = k_.reduceBegin; d < k_.reduceEnd; ++d)
+      if (k_.shape[d] != 1) last = d;
+    for (int d = k_.reduceEnd; d < static_cast<int>(k_.shape.size()); ++d)
+      if (k_.shape[d] != 1) lane = d;
+    std::vector<std::size_t> across;
+    if (lane < 0 || last < 0) return across;
+    for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
+      const KernelOutput& out = k_.outputs[i];
+      if (!out.perRow && floatOutput(i) && out.strided() && out.shape == k_.shape && out.strides[last] == 1 &&
+          out.strides[lane] != 1)
+        across.push_back(i);
+    }
+    return across;
+  }
+
+  // The full-size outputs of a column block over tiles of 32 rows: each row group computes its
+  // rows of the tile (neighbouring lanes on neighbouring columns, as the passes read), the outputs
+  // in `across` into shared memory, the others stored at once; then each warp writes whole
+  // columns of the tile, neighbouring lanes on neighbouring rows: 128 contiguous bytes. An
+  // element's offset is its column's (once per column block) plus its row's (once per tile), both
+  // from the output's offset function: Σ coordinate·stride splits over the two.
+  void columnTiles(std::ostream& o, Scope& row, int S, const std::string& ind, const std::vector<std::size_t>& across) {
+    const int64_t R = k_.reduced(), inner = k_.inner();
+    const std::string cols = count(k_.outer() * inner), per = std::to_string(32 / S), Ss = std::to_string(S);
+    const std::string begin = splitColumns_ ? "cBegin" : "(int64_t)0", end = splitColumns_ ? "cEnd" : i64(R);
+    const std::set<std::size_t> tiled(across.begin(), across.end());
+    o << ind << "// Columns of the tile this row group writes: ty, ty + " << Ss << ", ...\n";
+    for (std::size_t i : across)
+      o << ind << "__shared__ float tile" << i << "[32][33];\n"
+        << ind << "int64_t colOff" << i << "[" << per << "];\n"
+        << ind << "#pragma unroll\n"
+        << ind << "for (int kk = 0; kk < " << per << "; ++kk) {\n"
+        << ind << "  const int64_t u = min(t0 + ty + " << Ss << " * kk, " << cols << " - 1);\n"
+        << ind << "  colOff" << i << "[kk] = " << outOffset(i) << "(u / " << i64(inner) << " * " << i64(R * inner)
+        << " + u % " << i64(inner) << ");\n"
+        << ind << "}\n";
+    // A column held in registers (cacheColumn) is indexed by constants only where every loop unrolls.
+    if (!cached_.empty()) o << ind << "#pragma unroll\n";
+    o << ind << "for (int64_t c0 = " << begin << "; c0 < " << end << "; c0 += 32) {\n"
+      << ind << "  #pragma unroll\n"
+      << ind << "  for (int kk = 0; kk < " << per << "; ++kk) {\n"
+      << ind << "    const int64_t c = c0 + ty + " << Ss << " * kk;\n"
+      << ind << "    if (c < " << end << ") {\n";
+    const std::string in3 = ind + "      ";
+    o << in3 << "const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
+    Scope s = row;
+    if (!cached_.empty()) {
+      s.cached = true;
+      o << in3 << "const int k = (int)(c0 / " << Ss << ") + kk;\n";
+    }
+    for (std::size_t i = 0; i < k_.outputs.size(); ++i) {
+      if (k_.outputs[i].perRow) continue;
+      const std::string v = stored(k_.outputs[i].dtype, value(k_.outputs[i].value, s, o, in3));
+      if (tiled.count(i)) o << in3 << "tile" << i << "[ty + " << Ss << " * kk][tx] = " << v << ";\n";
+      else o << in3 << "if (live) " << outAt(i, "lin") << " = " << v << ";\n";
+    }
+    o << ind << "    }\n" << ind << "  }\n" << ind << "  __syncthreads();\n"
+      << ind << "  if (c0 + tx < " << end << ") {\n";
+    for (std::size_t i : across)
+      o << ind << "    const int64_t rowOff" << i << " = " << outOffset(i) << "((c0 + tx) * " << i64(inner) << ")"
+        << (k_.outputs[i].offset != 0 ? " - " + i64(k_.outputs[i].offset) : std::string()) << ";\n";
+    o << ind << "    #pragma unroll\n"
+      << ind << "    for (int kk = 0; kk < " << per << "; ++kk)\n"
+      << ind << "      if (t0 + ty + " << Ss << " * kk < " << cols << ") {\n";
+    for (std::size_t i : across)
+      o << ind << "        " << outName(i) << "[colOff" << i << "[kk] + rowOff" << i << "] = tile" << i << "[tx][ty + " << Ss
+        << " * kk];\n";
+    o << ind << "      }\n" << ind << "  }\n" << ind << "  __syncthreads();  // the tiles are reused by the next rows\n"
+      << ind << "}\n";
   }
 
   // Parts a column kernel splits its reduced dim into when its columns are too few to fill the GPU
@@ -1451,6 +1574,7 @@ private:
       << "  const int64_t t = live ? t0 + tx : " << i64(cols) << " - 1;\n"
       << "  const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
       << "  { const int64_t lin = o * " << i64(R * inner) << " + i; (void)lin;\n";
+    columnOffsets(o, "  ");
   }
 
   std::string columnPart(const Pass& p) const { return name_ + "_cpart" + std::to_string(p.reds[0]); }
@@ -1894,6 +2018,7 @@ private:
   std::set<int> cached_;  // inputs a row kernel holds in registers (rows())
   bool ragged_ = false;   // rows(): 16-byte chunks do not divide the row
   bool splitColumns_ = false;  // columnLoop(): the reduced dim is split over blocks (splitColumns)
+  std::map<int, int64_t> colStride_;  // while columns() emits: inputs read at cb<i> + c * stride (columnStrides)
 };
 
 }  // namespace
