@@ -24,7 +24,8 @@ struct MaxExpSum {
     for (int l = 0; l < N; ++l) s += expf(x[l] - m);
     return {m, s};
   }
-  __device__ static MaxExpSum of(float x) { return of<1>(&x); }
+  // One element more, as a loop over single elements (a column, a ragged row's ends) takes it.
+  __device__ void push(float x) { *this = merge(*this, of<1>(&x)); }
   __device__ static MaxExpSum load(const MaxExpSum* p) { return {__ldcg(&p->m), __ldcg(&p->s)}; }
   __device__ MaxExpSum shuffled(int o) const {
     return {__shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o)};
@@ -51,7 +52,16 @@ struct Moments {
     for (int l = 0; l < N; ++l) m2 += (x[l] - mean) * (x[l] - mean);
     return {(float)N, mean, m2};
   }
-  __device__ static Moments of(float x) { return {1.0f, x, 0.0f}; }
+  // One element more: Welford's update, what merge(*this, {1, x, 0}) computes, without merge's
+  // branches and full-precision division. A column kernel merges its elements one at a time; with
+  // merge, level2/52's per-channel moments over 520 MB ran at 1.8 TB/s where a plain sum pass ran
+  // at 4 (H200).
+  __device__ void push(float x) {
+    n += 1.0f;
+    const float d = x - mean;
+    mean += __fdividef(d, n);
+    m2 += d * (x - mean);
+  }
   __device__ static Moments load(const Moments* p) { return {__ldcg(&p->n), __ldcg(&p->mean), __ldcg(&p->m2)}; }
   __device__ Moments shuffled(int o) const {
     return {__shfl_xor_sync(0xffffffffu, n, o), __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o)};

@@ -716,6 +716,25 @@ private:
     return done;
   }
 
+  // Whether values a and b compute the same thing: one value, or the same operation on the same
+  // operands. Two nodes that read one tensor each make their own Input value of it: training
+  // BatchNorm's per-image sums and squared deviations over a channels-last activation were two
+  // passes over it, not one fold.
+  bool sameValue(int a, int b) const {
+    if (a == b) return true;
+    const KernelValue& A = k_.values[a];
+    const KernelValue& B = k_.values[b];
+    if (A.op != B.op || A.op == ValueOp::Reduce || A.op == ValueOp::ArgIndex || A.op == ValueOp::Scan ||
+        A.fn != B.fn || A.params != B.params || A.input != B.input || A.dimMap != B.dimMap ||
+        A.integer != B.integer || A.args.size() != B.args.size() || !(A.pool == B.pool) ||
+        A.concatDim != B.concatDim || A.concatEnds != B.concatEnds || A.padBefore != B.padBefore ||
+        A.padInner != B.padInner)
+      return false;
+    for (std::size_t i = 0; i < A.args.size(); ++i)
+      if (!sameValue(A.args[i], B.args[i])) return false;
+    return true;
+  }
+
   // Softmax's statistics: `m` the Max of x, `s` a later Sum of exp(x − m).
   bool maxExpSum(int m, int s) const {
     const KernelValue& M = k_.values[m];
@@ -724,7 +743,7 @@ private:
     const KernelValue& e = k_.values[S.args[0]];
     if (e.op != ValueOp::Unary || e.fn != ops::fn::kExp || !e.params.empty()) return false;
     const KernelValue& d = k_.values[e.args[0]];
-    return d.op == ValueOp::Binary && d.fn == ops::fn::kSub && d.args[0] == M.args[0] && d.args[1] == m;
+    return d.op == ValueOp::Binary && d.fn == ops::fn::kSub && sameValue(d.args[0], M.args[0]) && d.args[1] == m;
   }
 
   // A norm's statistics: `a` the Sum of x, `b` a later Sum of (x − mean)², mean = a / n with n the
@@ -740,7 +759,7 @@ private:
     if (sq.op == ValueOp::Unary && sq.fn == ops::fn::kPowScalar && sq.params == std::vector<double>{2.0}) c = sq.args[0];
     if (c < 0) return -1;
     const KernelValue& C = k_.values[c];
-    if (C.op != ValueOp::Binary || C.fn != ops::fn::kSub || C.args[0] != A.args[0]) return -1;
+    if (C.op != ValueOp::Binary || C.fn != ops::fn::kSub || !sameValue(C.args[0], A.args[0])) return -1;
     const int q = C.args[1];
     const KernelValue& Q = k_.values[q];
     if (Q.op != ValueOp::Binary || Q.fn != ops::fn::kDiv || Q.args[0] != a) return -1;
@@ -924,7 +943,7 @@ private:
       });
       elementLoop(o, row, first, stride, indent, [&](Scope& s, const std::string& in2) {
         const std::string v = value(p.input, s, o, in2);
-        o << in2 << st << " = " << T << "::merge(" << st << ", " << T << "::of(" << v << "));\n";
+        o << in2 << st << ".push(" << v << ");\n";
       });
       return;
     }
@@ -1835,7 +1854,7 @@ private:
     o << ind << T << " " << st << " = " << T << "::identity();\n";
     columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) {
       const std::string v = value(p.input, s, o, in2);
-      o << in2 << st << " = " << T << "::merge(" << st << ", " << T << "::of(" << v << "));\n";
+      o << in2 << st << ".push(" << v << ");\n";
     });
     o << ind << part << "[ty][tx] = " << st << ";\n"
       << ind << "__syncthreads();\n"
