@@ -281,6 +281,17 @@ TEST(Coder, ColumnsWrittenAcrossTheirOrderMoveThroughTiles) {
   EXPECT_FALSE(has(cu, "in1[k3_off1(lin)]"));
 }
 
+// A training batch norm's normalization over an NHWC activation, written NCHW, runs over tiles
+// (TiledTranspose): its four per-channel tensors are read at the tile's offset stepped by the
+// channel, not through their offset functions per element. Checked by number on the CPU
+// (conv_on_cpu.py: norm_tiles.channels_last).
+TEST(Coder, ATiledKernelStepsItsReadsFromTheTilesOffset) {
+  const std::string cu = channelsLastCudaOf("norm_tiles");
+  EXPECT_TRUE(has(cu, "const int64_t tb1 = k15_off1(lin0);"));
+  EXPECT_TRUE(has(cu, "const float v1 = in1[tb1 + b];"));
+  EXPECT_FALSE(has(cu, "in1[k15_off1(lin)]"));
+}
+
 // mean over dim 1 of [64, 256, 2048]: 131072 outputs, enough for 1024 blocks of 128 columns, so each
 // thread takes four (32 apart) and has four independent loads per row step; the values are checked
 // by number on the CPU (generated_on_cpu.py: column_reductions, 20_mean_dim1).
