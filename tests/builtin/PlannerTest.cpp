@@ -120,6 +120,21 @@ TEST(Planner, AnyAndAllOfComparisonsFuseIntoOneKernelWritingBool) {
   EXPECT_EQ(k.inputs.size(), 1u);  // x is read once for both
 }
 
+// The technique counts the passes the kernel makes: softmax's statistics and a norm's moments each
+// fold into one (lower/ReductionPasses.h), whatever reductions the graph spelled them as.
+TEST(Planner, TheTechniqueCountsFoldedPasses) {
+  const Plan softmax = planOf("24_softmax");
+  ASSERT_EQ(softmax.kernels.size(), 1u);
+  EXPECT_NE(softmax.kernels[0].technique.find("1 pass(es) over the row (softmax's max and sum of exponentials in one"),
+            std::string::npos)
+      << softmax.kernels[0].technique;
+  const Plan norm = planOf("44_instance_norm");
+  ASSERT_FALSE(norm.kernels.empty());
+  EXPECT_NE(norm.kernels[0].technique.find("(the norm's mean and squared deviations in one, Welford's)"),
+            std::string::npos)
+      << norm.kernels[0].technique;
+}
+
 TEST(Planner, CumsumAlongTheLastDimIsARowScan) {
   const Plan p = planOf("35_cumsum_lastdim");
   ASSERT_EQ(p.kernels.size(), 1u);

@@ -8,6 +8,8 @@
 // functions any shape can call.
 #include "agents/builtin/emit/CudaEmitter.h"
 
+#include "agents/builtin/lower/ReductionPasses.h"
+
 #include "agents/builtin/ops/OpDef.h"
 
 #include <algorithm>
@@ -81,20 +83,12 @@ struct Scope {
 };
 
 class Emitter {
-  // What one pass over a row computes: one reduction, or two folded into one state (findPasses);
-  // `input` is the value both reduce, `mean` a norm's mean, which the state holds.
-  enum class Fold { None, MaxExpSum, Moments };
-  struct Pass {
-    std::vector<int> reds;
-    Fold fold = Fold::None;
-    int input = -1;
-    int mean = -1;
-  };
+  using Pass = ReductionPass;  // kernel/ReductionPasses.h
 
 public:
   Emitter(const FusedKernel& k, const std::string& name, const Variant& v, const std::map<std::string, int>& slots)
       : k_(k), name_(name), variant_(v), slots_(slots) {
-    if (k_.reduces()) passes_ = findPasses();
+    if (k_.reduces()) passes_ = reductionPasses(k_);
     else tile_ = tiledTranspose(k_);  // none for a scan
   }
 
@@ -703,12 +697,7 @@ private:
   // Reductions of a row kernel in order. Each pass over the row computes one of them, or two
   // folded into one state (findPasses); then the row values that depend only on finished
   // reductions are hoisted into `row`.
-  std::vector<int> reductions() const {
-    std::vector<int> r;
-    for (std::size_t i = 0; i < k_.values.size(); ++i)
-      if (k_.values[i].op == ValueOp::Reduce) r.push_back(static_cast<int>(i));
-    return r;
-  }
+  std::vector<int> reductions() const { return reductionValues(k_); }
 
   bool anyArg() const {
     for (int r : reductions())
@@ -741,82 +730,6 @@ private:
     return done;
   }
 
-  // Whether values a and b compute the same thing: one value, or the same operation on the same
-  // operands. Two nodes that read one tensor each make their own Input value of it: training
-  // BatchNorm's per-image sums and squared deviations over a channels-last activation were two
-  // passes over it, not one fold.
-  bool sameValue(int a, int b) const {
-    if (a == b) return true;
-    const KernelValue& A = k_.values[a];
-    const KernelValue& B = k_.values[b];
-    if (A.op != B.op || A.op == ValueOp::Reduce || A.op == ValueOp::ArgIndex || A.op == ValueOp::Scan ||
-        A.fn != B.fn || A.params != B.params || A.input != B.input || A.dimMap != B.dimMap ||
-        A.integer != B.integer || A.args.size() != B.args.size() || !(A.pool == B.pool) ||
-        A.concatDim != B.concatDim || A.concatEnds != B.concatEnds || A.padBefore != B.padBefore ||
-        A.padInner != B.padInner)
-      return false;
-    for (std::size_t i = 0; i < A.args.size(); ++i)
-      if (!sameValue(A.args[i], B.args[i])) return false;
-    return true;
-  }
-
-  // Softmax's statistics: `m` the Max of x, `s` a later Sum of exp(x − m).
-  bool maxExpSum(int m, int s) const {
-    const KernelValue& M = k_.values[m];
-    const KernelValue& S = k_.values[s];
-    if (M.reduce != ReduceKind::Max || S.reduce != ReduceKind::Sum) return false;
-    const KernelValue& e = k_.values[S.args[0]];
-    if (e.op != ValueOp::Unary || e.fn != ops::fn::kExp || !e.params.empty()) return false;
-    const KernelValue& d = k_.values[e.args[0]];
-    return d.op == ValueOp::Binary && d.fn == ops::fn::kSub && sameValue(d.args[0], M.args[0]) && d.args[1] == m;
-  }
-
-  // A norm's statistics: `a` the Sum of x, `b` a later Sum of (x − mean)², mean = a / n with n the
-  // row's element count. The mean's value, or -1.
-  int moments(int a, int b) const {
-    const KernelValue& A = k_.values[a];
-    const KernelValue& B = k_.values[b];
-    if (A.reduce != ReduceKind::Sum || B.reduce != ReduceKind::Sum) return -1;
-    const KernelValue& sq = k_.values[B.args[0]];
-    int c = -1;
-    if (sq.op == ValueOp::Binary && sq.fn == ops::fn::kMul && sq.args[0] == sq.args[1]) c = sq.args[0];
-    if (sq.op == ValueOp::Unary && sq.fn == ops::fn::kSquare) c = sq.args[0];
-    if (sq.op == ValueOp::Unary && sq.fn == ops::fn::kPowScalar && sq.params == std::vector<double>{2.0}) c = sq.args[0];
-    if (c < 0) return -1;
-    const KernelValue& C = k_.values[c];
-    if (C.op != ValueOp::Binary || C.fn != ops::fn::kSub || !sameValue(C.args[0], A.args[0])) return -1;
-    const int q = C.args[1];
-    const KernelValue& Q = k_.values[q];
-    if (Q.op != ValueOp::Binary || Q.fn != ops::fn::kDiv || Q.args[0] != a) return -1;
-    const KernelValue& n = k_.values[Q.args[1]];
-    if (n.op != ValueOp::Constant || n.params.at(0) != static_cast<double>(k_.reduced())) return -1;
-    return q;
-  }
-
-  // Softmax's max and sum of exponentials, and a norm's mean and squared deviations, each read
-  // the row twice as two reductions (and a third time to write it). Folded, one pass computes
-  // both: softmax's online max and rescaled sum, the norm's Welford moments. Folding moves the
-  // second reduction up to the first's pass, which holds where x depends on no reduction.
-  std::vector<Pass> findPasses() const {
-    std::vector<Pass> ps;
-    std::set<int> taken;
-    const auto reds = reductions();
-    for (std::size_t i = 0; i < reds.size(); ++i) {
-      if (taken.count(reds[i])) continue;
-      Pass p{{reds[i]}};
-      const int x = k_.values[reds[i]].args[0];
-      if (!dependsOnReduction(x) && !k_.values[x].integer)
-        for (std::size_t j = i + 1; j < reds.size() && p.fold == Fold::None; ++j) {
-          if (taken.count(reds[j])) continue;
-          if (maxExpSum(reds[i], reds[j])) p = {{reds[i], reds[j]}, Fold::MaxExpSum, x};
-          else if (const int q = moments(reds[i], reds[j]); q >= 0) p = {{reds[i], reds[j]}, Fold::Moments, x, q};
-        }
-      taken.insert(p.reds.begin(), p.reds.end());
-      ps.push_back(p);
-    }
-    return ps;
-  }
-
   bool anyPass(Fold f) const {
     for (const Pass& p : passes_)
       if (p.fold == f) return true;
@@ -841,13 +754,7 @@ private:
     }
   }
 
-  bool dependsOnReduction(int id) const {
-    const KernelValue& v = k_.values[id];
-    if (v.op == ValueOp::Reduce || v.op == ValueOp::ArgIndex) return true;
-    for (int a : v.args)
-      if (dependsOnReduction(a)) return true;
-    return false;
-  }
+  bool dependsOnReduction(int id) const { return builtin::dependsOnReduction(k_, id); }
 
   // `guard`: which threads store (empty: all).
   void writeRowOutputs(std::ostream& o, Scope& row, const std::string& rowIndex, const std::string& indent,

@@ -10,6 +10,7 @@
 #include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/lower/Concatenation.h"
 #include "agents/builtin/lower/KernelBuilder.h"
+#include "agents/builtin/lower/ReductionPasses.h"
 #include "agents/builtin/ops/OpDef.h"
 #include "agents/builtin/plan/MemoryFormat.h"
 
@@ -50,8 +51,12 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
            "writes are both coalesced";
   if (!k.reduces())
     return "fused elementwise kernel: " + std::to_string(ops) + " operator(s) in one pass, 16-byte vector accesses";
-  int passes = 0;
-  for (const auto& v : k.values) passes += v.op == ValueOp::Reduce;
+  const std::vector<ReductionPass> passes = reductionPasses(k);
+  std::string passText = std::to_string(passes.size()) + " pass(es) over the row";
+  for (const ReductionPass& p : passes)
+    if (p.fold != Fold::None)
+      passText += p.fold == Fold::MaxExpSum ? " (softmax's max and sum of exponentials in one, online)"
+                                            : " (the norm's mean and squared deviations in one, Welford's)";
   if (k.inner() == 1)
     return std::string("row reduction: ") +
            (!warpPerRow(k)          ? std::string("one block per row, warp-shuffle and block reductions")
@@ -59,9 +64,10 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
                                    : std::to_string(lanesPerRow(k)) + " lanes per row (" +
                                          std::to_string(32 / lanesPerRow(k)) + " rows a warp), shuffle reductions") +
            " (several blocks per row, combined in a fixed order, when rows are too few to fill the GPU), " +
-           std::to_string(passes) + " reduction pass(es) re-reading the row from L1/L2, then one write pass";
+           passText + ", then one write pass";
   return "column reduction: 32 neighbouring outputs per block, the reduced dim split over row groups that combine "
-         "in a fixed order, loads coalesced across the kept inner dims";
+         "in a fixed order, loads coalesced across the kept inner dims, " +
+         passText + " (a column's)";
 }
 
 class Partitioner {
