@@ -83,7 +83,7 @@ struct Scope {
 };
 
 class Emitter {
-  using Pass = ReductionPass;  // kernel/ReductionPasses.h
+  using Pass = ReductionPass;  // lower/ReductionPasses.h
 
 public:
   Emitter(const FusedKernel& k, const std::string& name, const Variant& v, const std::map<std::string, int>& slots)
@@ -171,15 +171,16 @@ private:
     return outName(i) + "[" + (out.strided() ? outOffset(i) + "(" + index + ")" : index) + "]";
   }
 
-  // Inside a row kernel over one reduced dim (rowDim_), a tensor's offset is its row's (computed
-  // once, rowOffsets) plus the element's place in the row times the tensor's stride along that
-  // dim: the offset functions' int64 divisions otherwise run per element (four for each element
-  // of level2/49's softmax over the channels of an NHWC row written NCHW: 0.66 TB/s on an H200).
   // ` + var * stride`, nothing where the stride is 0.
   static std::string stepped(const std::string& var, int64_t stride) {
     if (stride == 0) return "";
     return " + " + var + (stride == 1 ? std::string() : " * " + i64(stride));
   }
+
+  // Inside a row kernel over one reduced dim (rowDim_), a tensor's offset is its row's (computed
+  // once, rowOffsets) plus the element's place in the row times the tensor's stride along that
+  // dim: the offset functions' int64 divisions otherwise run per element (four for each element
+  // of level2/49's softmax over the channels of an NHWC row written NCHW: 0.66 TB/s on an H200).
   static std::string inRow(const std::string& index, int64_t stride) {
     if (stride == 0) return "";
     return " + ((" + index + ") - rowBase)" + (stride == 1 ? std::string() : " * " + i64(stride));
@@ -695,7 +696,7 @@ private:
   }
 
   // Reductions of a row kernel in order. Each pass over the row computes one of them, or two
-  // folded into one state (findPasses); then the row values that depend only on finished
+  // folded into one state (reductionPasses); then the row values that depend only on finished
   // reductions are hoisted into `row`.
   std::vector<int> reductions() const { return reductionValues(k_); }
 
