@@ -17,12 +17,14 @@ bool sameValue(const FusedKernel& k, int a, int b) {
   if (a == b) return true;
   const KernelValue& A = k.values[a];
   const KernelValue& B = k.values[b];
-  if (A.op != B.op || A.op == ValueOp::Reduce || A.op == ValueOp::ArgIndex || A.op == ValueOp::Scan ||
-      A.fn != B.fn || A.params != B.params || A.input != B.input || A.dimMap != B.dimMap ||
-      A.integer != B.integer || A.args.size() != B.args.size() || !(A.pool == B.pool) ||
-      A.concatDim != B.concatDim || A.concatEnds != B.concatEnds || A.padBefore != B.padBefore ||
-      A.padInner != B.padInner)
+  if (A.op == ValueOp::Reduce || A.op == ValueOp::ArgIndex || A.op == ValueOp::Scan ||
+      A.args.size() != B.args.size())
     return false;
+  // Every field but the operands, which are compared as values below.
+  KernelValue ownA = A, ownB = B;
+  ownA.args.clear();
+  ownB.args.clear();
+  if (!(ownA == ownB)) return false;
   for (std::size_t i = 0; i < A.args.size(); ++i)
     if (!sameValue(k, A.args[i], B.args[i])) return false;
   return true;
