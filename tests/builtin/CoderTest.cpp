@@ -287,9 +287,9 @@ TEST(Coder, ColumnsWrittenAcrossTheirOrderMoveThroughTiles) {
 // (conv_on_cpu.py: norm_tiles.channels_last).
 TEST(Coder, ATiledKernelStepsItsReadsFromTheTilesOffset) {
   const std::string cu = channelsLastCudaOf("norm_tiles");
-  EXPECT_TRUE(has(cu, "const int64_t tb1 = k15_off1(lin0);"));
+  EXPECT_TRUE(has(cu, "const int64_t tb1 = k14_off1(lin0);"));
   EXPECT_TRUE(has(cu, "const float v1 = in1[tb1 + b];"));
-  EXPECT_FALSE(has(cu, "in1[k15_off1(lin)]"));
+  EXPECT_FALSE(has(cu, "in1[k14_off1(lin)]"));
 }
 
 // mean over dim 1 of [64, 256, 2048]: 131072 outputs, enough for 1024 blocks of 128 columns, so each

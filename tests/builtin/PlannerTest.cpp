@@ -262,6 +262,48 @@ TEST(Planner, AProducerNeededElsewhereKeepsItsOwnKernel) {
   EXPECT_EQ(p.kernels[2].kernel.inputs[0].tensorId, relu);
 }
 
+// Training BatchNorm after a convolution's bias and ReLU: the kernels of the mean, of the squared
+// deviations and of the normalization all read the ReLU's result. Each computes it from the
+// convolution's output (no larger) instead of one kernel writing it and three reading it back
+// (Recompute.h); where the forward returns it, it is written.
+TEST(Planner, AnElementwiseProducerTwoKernelsReadIsComputedInEach) {
+  auto g = loadFixture("training_batch_norm");
+  ASSERT_TRUE(g.ok());
+  Graph graph = g.value();
+  int reluNode = -1;
+  std::string relu;
+  for (const Node& n : graph.nodes)
+    if (baseName(n.op) == "relu" || baseName(n.op) == "relu_") reluNode = n.id, relu = n.outputs[0];
+  ASSERT_FALSE(relu.empty());
+  auto computing = [&](const Plan& p) {
+    int kernels = 0;
+    for (const auto& k : p.kernels) {
+      const auto& ids = k.kernel.nodeIds;
+      kernels += !k.library && std::find(ids.begin(), ids.end(), reluNode) != ids.end();
+    }
+    return kernels;
+  };
+  auto written = [&](const Plan& p) {
+    for (const auto& k : p.kernels)
+      for (const auto& w : k.writes())
+        if (w == relu) return true;
+    return false;
+  };
+  const Plan p = makePlan(graph, {}, {});
+  EXPECT_EQ(computing(p), 3);
+  EXPECT_FALSE(written(p));
+  for (const auto& k : p.kernels)
+    for (const auto& r : k.reads()) EXPECT_NE(r, relu) << k.id;
+  bool said = false;
+  for (const auto& k : p.kernels) said = said || k.technique.find("computes its producer (") != std::string::npos;
+  EXPECT_TRUE(said);
+
+  graph.outputs.push_back(relu);
+  const Plan returned = makePlan(graph, {}, {});
+  EXPECT_EQ(computing(returned), 1);
+  EXPECT_TRUE(written(returned));
+}
+
 TEST(Planner, InferenceBatchNormIsElementwiseOverPerChannelParameters) {
   const Plan p = planOf("42_batch_norm_eval");
   ASSERT_EQ(p.kernels.size(), 1u);

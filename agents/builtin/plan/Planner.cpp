@@ -13,6 +13,7 @@
 #include "agents/builtin/lower/ReductionPasses.h"
 #include "agents/builtin/ops/OpDef.h"
 #include "agents/builtin/plan/MemoryFormat.h"
+#include "agents/builtin/plan/Recompute.h"
 
 #include <algorithm>
 #include <set>
@@ -83,6 +84,7 @@ public:
       if (classifyOp(n.op) == OpClass::Allocation) continue;
       // A library call reads its operands through their strides (linear's transposed weight).
       if (operandViews.count(n.id)) continue;
+      if (recomputeFor(n)) continue;
       if (libraryStep(n)) {
         close();
         if (auto it = options_.inPyTorch.find(n.id); it != options_.inPyTorch.end()) leave(n, it->second);
@@ -333,7 +335,8 @@ private:
     for (int id : ids) {
       if (const std::string* target = writeBackTarget(graph_, *graph_.node(id))) outputs.push_back(*target);
       for (const auto& t : graph_.node(id)->outputs)
-        if (consumedOutside(t, inKernel) && !viewOfOutsideTensor(t) && !readThroughView(t)) outputs.push_back(t);
+        if (consumedOutside(t, inKernel) && !viewOfOutsideTensor(t) && !readThroughView(t) && !heldBack(t))
+          outputs.push_back(t);
     }
     auto k = open_.finish(outputs);
     open_ = KernelBuilder(graph_);
@@ -344,7 +347,101 @@ private:
       for (int id : ids) leave(*graph_.node(id), k.error().message);
       return;
     }
+    if (options_.fuse && recomputable(graph_, k.value(), ids)) {
+      heldBack_.push_back({ids, std::move(k).value()});
+      return;
+    }
+    // A node that reads its operand through coordinates (a pad's shifted read) reads the held-back
+    // result from memory even where the kernel computes it.
+    std::vector<std::size_t> read;
+    for (std::size_t h = 0; h < heldBack_.size(); ++h)
+      for (const KernelInput& in : k.value().inputs)
+        if (writes(heldBack_[h], in.tensorId) && std::find(read.begin(), read.end(), h) == read.end())
+          read.push_back(h);
+    planHeldBack(read);
     plan_.kernels.push_back(describe(std::move(k).value()));
+    recomputed(plan_.kernels.back(), inKernel);
+  }
+
+  // A held-back elementwise kernel (Recompute.h): its nodes, in graph order, and the kernel that
+  // writes their results should a reader's kernel not take them.
+  struct HeldBack {
+    std::vector<int> nodeIds;
+    FusedKernel kernel;
+  };
+
+  static bool writes(const HeldBack& h, const std::string& tensor) {
+    return std::any_of(h.kernel.outputs.begin(), h.kernel.outputs.end(),
+                       [&](const KernelOutput& o) { return o.tensorId == tensor; });
+  }
+
+  bool heldBack(const std::string& tensor) const {
+    return std::any_of(heldBack_.begin(), heldBack_.end(), [&](const HeldBack& h) { return writes(h, tensor); });
+  }
+
+  // Plans the held-back kernels `held` (indices into heldBack_) after all, in the order they were
+  // held: their inputs were all written before they were held back.
+  void planHeldBack(std::vector<std::size_t> held) {
+    std::sort(held.begin(), held.end());
+    for (std::size_t h : held) plan_.kernels.push_back(describe(std::move(heldBack_[h].kernel)));
+    for (auto it = held.rbegin(); it != held.rend(); ++it) heldBack_.erase(heldBack_.begin() + static_cast<std::ptrdiff_t>(*it));
+  }
+
+  // The held-back kernels whose results `n` reads.
+  std::vector<std::size_t> heldBackReadBy(const Node& n) const {
+    std::vector<std::size_t> found;
+    for (std::size_t h = 0; h < heldBack_.size(); ++h)
+      for (const Argument& a : n.inputs)
+        for (const auto& id : a.tensorIds())
+          if (writes(heldBack_[h], id) && std::find(found.begin(), found.end(), h) == found.end()) found.push_back(h);
+    return found;
+  }
+
+  // `n` reads results of held-back kernels: it joins the open kernel, or opens the next one, with
+  // their nodes ahead of it (where the kernel has not computed them already), so that its kernel
+  // computes those results from their inputs. Where
+  // no kernel can take them, they are planned now, before `n`, which then goes its usual way
+  // (false).
+  bool recomputeFor(const Node& n) {
+    const std::vector<std::size_t> held = heldBackReadBy(n);
+    if (held.empty()) return false;
+    closeLibrary();
+    auto withProducers = [&](KernelBuilder b) -> std::optional<KernelBuilder> {
+      for (std::size_t h : held)
+        for (int id : heldBack_[h].nodeIds) {
+          const auto& in = b.kernel().nodeIds;  // a producer that read another's results has its nodes too
+          if (std::find(in.begin(), in.end(), id) == in.end() && !b.add(*graph_.node(id))) return std::nullopt;
+        }
+      return b;
+    };
+    auto joins = [&](KernelBuilder b) {
+      std::optional<KernelBuilder> with = withProducers(std::move(b));
+      if (!with) return false;
+      KernelBuilder before = std::move(open_);
+      open_ = std::move(with).value();
+      if (addToOpen(n)) return true;
+      open_ = std::move(before);
+      return false;
+    };
+    if (!open_.empty() && joins(open_)) return true;
+    close();
+    if (joins(KernelBuilder(graph_))) return true;
+    planHeldBack(held);
+    return false;
+  }
+
+  // Says so where a kernel computes a held-back kernel's results again instead of reading them.
+  void recomputed(PlannedKernel& p, const std::set<int>& inKernel) const {
+    std::set<int> ids;
+    for (const HeldBack& h : heldBack_)
+      if (std::all_of(h.nodeIds.begin(), h.nodeIds.end(), [&](int id) { return inKernel.count(id) > 0; }))
+        ids.insert(h.nodeIds.begin(), h.nodeIds.end());
+    std::string list;
+    for (int id : ids)
+      if (graph_.node(id)->kind != "view") list += (list.empty() ? "" : ", ") + baseName(graph_.node(id)->op);
+    if (list.empty()) return;
+    p.technique += "; computes its producer (" + list +
+                   ") again from the producer's inputs instead of reading its result, which no kernel writes";
   }
 
   // A view of a forward input, parameter or buffer: its readers read the tensor itself through
@@ -498,6 +595,7 @@ private:
   KernelBuilder open_;
   std::optional<LibraryCall> library_;  // the library step whose epilogue may still grow
   std::set<int> folded_;                // nodes folded into library calls' epilogues
+  std::vector<HeldBack> heldBack_;      // elementwise kernels their readers compute (Recompute.h)
   Plan plan_;
 };
 
