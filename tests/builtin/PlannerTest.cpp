@@ -265,7 +265,8 @@ TEST(Planner, AProducerNeededElsewhereKeepsItsOwnKernel) {
 // Training BatchNorm after a convolution's bias and ReLU: the kernels of the mean, of the squared
 // deviations and of the normalization all read the ReLU's result. Each computes it from the
 // convolution's output (no larger) instead of one kernel writing it and three reading it back
-// (Recompute.h); where the forward returns it, it is written.
+// (Recompute.h); where the forward returns it, or where it calls a math function (a sigmoid in
+// the ReLU's place), it is written.
 TEST(Planner, AnElementwiseProducerTwoKernelsReadIsComputedInEach) {
   auto g = loadFixture("training_batch_norm");
   ASSERT_TRUE(g.ok());
@@ -297,6 +298,13 @@ TEST(Planner, AnElementwiseProducerTwoKernelsReadIsComputedInEach) {
   bool said = false;
   for (const auto& k : p.kernels) said = said || k.technique.find("computes its producer (") != std::string::npos;
   EXPECT_TRUE(said);
+
+  Graph sigmoid = graph;
+  for (Node& n : sigmoid.nodes)
+    if (n.id == reluNode) n.op = "aten::sigmoid";
+  const Plan math = makePlan(sigmoid, {}, {});
+  EXPECT_EQ(computing(math), 1);
+  EXPECT_TRUE(written(math));
 
   graph.outputs.push_back(relu);
   const Plan returned = makePlan(graph, {}, {});
