@@ -399,15 +399,14 @@ private:
 
   // `n` reads results of held-back kernels: it joins the open kernel, or opens the next one, with
   // their nodes ahead of it (where the kernel has not computed them already), so that its kernel
-  // computes those results from their inputs. Where
-  // no kernel can take them, they are planned now, before `n`, which then goes its usual way
-  // (false).
+  // computes those results from their inputs. Where no kernel can take them, they are planned
+  // now, before `n`, which then goes its usual way (false).
   bool recomputeFor(const Node& n) {
-    const std::vector<std::size_t> held = heldBackReadBy(n);
-    if (held.empty()) return false;
+    if (heldBackReadBy(n).empty()) return false;
     closeLibrary();
+    // Looked up at each try: closing the open kernel may plan some (a pad read them from memory).
     auto withProducers = [&](KernelBuilder b) -> std::optional<KernelBuilder> {
-      for (std::size_t h : held)
+      for (std::size_t h : heldBackReadBy(n))
         for (int id : heldBack_[h].nodeIds) {
           const auto& in = b.kernel().nodeIds;  // a producer that read another's results has its nodes too
           if (std::find(in.begin(), in.end(), id) == in.end() && !b.add(*graph_.node(id))) return std::nullopt;
@@ -426,7 +425,7 @@ private:
     if (!open_.empty() && joins(open_)) return true;
     close();
     if (joins(KernelBuilder(graph_))) return true;
-    planHeldBack(held);
+    planHeldBack(heldBackReadBy(n));
     return false;
   }
 
