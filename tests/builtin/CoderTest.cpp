@@ -261,6 +261,17 @@ TEST(Coder, ARowWrittenAcrossItsLayoutStepsFromTheRowsOffset) {
   EXPECT_FALSE(has(cu, "out0[k3_ooff0("));
 }
 
+// An instance norm over the H x W planes of an NCHW activation: rows over two reduced dims. The
+// convolution's bias, constant along the plane, is read at the row's offset, not through the
+// offset function's three int64 divisions per element. Checked by number on the CPU
+// (conv_on_cpu.py: 100_conv2d_instance_norm_divide, norm_tiles).
+TEST(Coder, ARowOverSeveralDimsReadsItsBiasAtTheRowsOffset) {
+  const std::string cu = cudaOf("100_conv2d_instance_norm_divide");
+  EXPECT_TRUE(has(cu, "const int64_t rb1 = k1_off1(rowBase);"));
+  EXPECT_TRUE(has(cu, "const float v1 = in1[rb1];"));
+  EXPECT_FALSE(has(cu, "in1[k1_off1(lin)]"));
+}
+
 // Instance norms over the 400 and 64 pixels of NHWC activations (72 images x 128 channels: column
 // kernels, a column per image and channel), written NCHW: each column block computes tiles of 32
 // pixels of its 32 columns into shared memory and writes every column's 32 pixels with neighbouring

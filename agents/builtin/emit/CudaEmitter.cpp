@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -161,12 +162,8 @@ private:
   // Output i's element at its row-major index `index`, as an lvalue.
   std::string outAt(std::size_t i, const std::string& index) const {
     const KernelOutput& out = k_.outputs[i];
-    if (rowDim_ >= 0 && out.strided() && !out.perRow) {
-      int64_t stride = 0;  // along the output's innermost dim of more than one element: the row's
-      for (std::size_t p = 0; p < out.shape.size(); ++p)
-        if (out.shape[p] != 1) stride = out.strides[p];
-      return outName(i) + "[ob" + std::to_string(i) + inRow(index, stride) + "]";
-    }
+    if (auto r = rowOutputStrides_.find(i); r != rowOutputStrides_.end())
+      return outName(i) + "[ob" + std::to_string(i) + inRow(index, r->second) + "]";
     if (auto at = outputAt_.find(i); at != outputAt_.end()) return outName(i) + "[" + at->second + "]";
     return outName(i) + "[" + (out.strided() ? outOffset(i) + "(" + index + ")" : index) + "]";
   }
@@ -177,32 +174,47 @@ private:
     return " + " + var + (stride == 1 ? std::string() : " * " + i64(stride));
   }
 
-  // Inside a row kernel over one reduced dim (rowDim_), a tensor's offset is its row's (computed
-  // once, rowOffsets) plus the element's place in the row times the tensor's stride along that
-  // dim: the offset functions' int64 divisions otherwise run per element (four for each element
-  // of level2/49's softmax over the channels of an NHWC row written NCHW: 0.66 TB/s on an H200).
+  // Inside a row kernel, a tensor whose strides flatten over the reduced range is at its row's
+  // offset (computed once, rowOffsets) plus the element's place in the row times its stride per
+  // row element: the offset functions' int64 divisions otherwise run per element (four for each
+  // element of level2/49's softmax over the channels of an NHWC row written NCHW: 0.66 TB/s on an
+  // H200; three for the bias a training BatchNorm's statistics add to each element of a channel's
+  // plane, level2/73).
   static std::string inRow(const std::string& index, int64_t stride) {
     if (stride == 0) return "";
     return " + ((" + index + ") - rowBase)" + (stride == 1 ? std::string() : " * " + i64(stride));
   }
-  int singleReducedDim() const {
-    int dim = -1;
-    for (int d = k_.reduceBegin; d < k_.reduceEnd; ++d)
-      if (k_.shape[d] != 1) {
-        if (dim >= 0) return -1;
-        dim = d;
-      }
-    return dim;
+  // Output i's stride per row element, where its trailing dims hold the reduced range and their
+  // strides flatten over it.
+  std::optional<int64_t> outputRowStride(std::size_t i) const {
+    const KernelOutput& out = k_.outputs[i];
+    int64_t covered = 1, stride = 0, next = -1;
+    for (std::size_t d = out.shape.size(); d-- > 0 && covered < k_.reduced();) {
+      if (out.shape[d] == 1) continue;
+      if (next >= 0 && out.strides[d] != next) return std::nullopt;
+      if (next < 0) stride = out.strides[d];
+      next = out.strides[d] * out.shape[d];
+      covered *= out.shape[d];
+    }
+    if (covered != k_.reduced()) return std::nullopt;
+    return stride;
   }
   void rowOffsets(std::ostream& o, const std::string& ind) {
-    rowDim_ = singleReducedDim();
-    if (rowDim_ < 0) return;
-    for (std::size_t i = 0; i < k_.inputs.size(); ++i)
-      if (!k_.inputs[i].window && !k_.inputs[i].linear)
-        o << ind << "const int64_t rb" << i << " = " << name_ << "_off" << i << "(rowBase); (void)rb" << i << ";\n";
+    for (const auto& [i, stride] : reducedStrides()) {
+      const std::string rb = "rb" + std::to_string(i);
+      o << ind << "const int64_t " << rb << " = " << name_ << "_off" << i << "(rowBase); (void)" << rb << ";\n";
+      inputAt_[i] = rb + inRow("lin", stride);
+    }
     for (std::size_t i = 0; i < k_.outputs.size(); ++i)
       if (k_.outputs[i].strided() && !k_.outputs[i].perRow)
-        o << ind << "const int64_t ob" << i << " = " << outOffset(i) << "(rowBase);\n";
+        if (auto stride = outputRowStride(i)) {
+          o << ind << "const int64_t ob" << i << " = " << outOffset(i) << "(rowBase);\n";
+          rowOutputStrides_[i] = *stride;
+        }
+  }
+  void endRows() {
+    inputAt_.clear();
+    rowOutputStrides_.clear();
   }
 
   // The window inputs a pooling value reads: the pooled tensor, or its prologue's inputs.
@@ -434,9 +446,7 @@ private:
   std::string load(int i) const {
     const KernelInput& input = k_.inputs[i];
     std::string e;
-    if (rowDim_ >= 0 && !input.linear && !input.window)
-      e = in(i) + "[rb" + std::to_string(i) + inRow("lin", input.strides[rowDim_]) + "]";
-    else if (auto at = inputAt_.find(i); at != inputAt_.end())
+    if (auto at = inputAt_.find(i); at != inputAt_.end())
       e = in(i) + "[" + at->second + "]";
     else
       e = in(i) + "[" + name_ + "_off" + std::to_string(i) + "(lin)]";
@@ -1057,7 +1067,7 @@ private:
     cached_.clear();
     ragged_ = false;
     segment_ = 32;
-    rowDim_ = -1;
+    endRows();
   }
 
   // A one-pass kernel: per-row outputs only, and passes whose inputs depend on no reduction.
@@ -1083,6 +1093,7 @@ private:
     o << "  const int64_t row = blockIdx.x / " << i64(S) << ", split = blockIdx.x % " << i64(S) << ";\n"
       << "  const int64_t rowBase = row * " << i64(k_.reduced()) << ";\n"
       << "  { const int64_t lin = rowBase; (void)lin;\n";
+    rowOffsets(o, "  ");
   }
 
   std::string splitChunk() const { return "split * " + i64(variant_.block) + " + threadIdx.x"; }
@@ -1193,6 +1204,7 @@ private:
     hoistRowValues(o, row, finished(passes_.size()), ind);
     writeRowOutputs(o, row, "row", ind, "threadIdx.x == 0");
     o << "  }\n}\n";
+    endRows();
   }
 
   // Few long rows whose reductions depend on each other (a norm's variance on its mean) or that
@@ -1234,6 +1246,7 @@ private:
     writeRowOutputs(o, row, "row", ind, "split == 0 && threadIdx.x == 0");
     writeFullOutputs(o, row, splitChunk(), S * variant_.block, 4, ind);
     o << "  }\n}\n";
+    endRows();
   }
 
   std::string stageName(int64_t j) const { return "_s" + std::to_string(j); }
@@ -1348,20 +1361,21 @@ private:
   // over blocks, or whole columns a block (wholeColumns).
   void columns(std::ostream& o) {
     if (const int J = columnsPerThread(); J > 1) return wideColumns(o, J);
-    for (const auto& [i, stride] : columnStrides())
+    for (const auto& [i, stride] : reducedStrides())
       inputAt_[i] = "cb" + std::to_string(i) + stepped("c", stride);
     if (columnSplits() > 1) onePass() ? splitColumns(o) : stagedColumns(o);
     else wholeColumns(o);
     inputAt_.clear();
   }
 
-  // A strided input's stride per row of the reduced range, where its strides flatten over it (each
-  // reduced dim's stride the next one's times that one's size, size-1 dims aside; 0 where it
+  // A strided input's stride per element of the reduced range, where its strides flatten over it
+  // (each reduced dim's stride the next one's times that one's size, size-1 dims aside; 0 where it
   // broadcasts along all of them): its offset at row c of column t is then the column's plus c
-  // times it. A column kernel computes the column's once (columnOffsets) instead of calling the
-  // offset function per element: a bias read per element took a 64-bit division by the channel
-  // count, and could not be hoisted out of the row loop.
-  std::map<int, int64_t> columnStrides() const {
+  // times it, its offset at element e of a row the row's plus e times it. Column and row kernels
+  // compute the column's or row's once (columnOffsets, rowOffsets) instead of calling the offset
+  // function per element: a bias read per element took a 64-bit division by the channel count,
+  // and could not be hoisted out of the loop.
+  std::map<int, int64_t> reducedStrides() const {
     std::map<int, int64_t> strides;
     for (std::size_t i = 0; i < k_.inputs.size(); ++i) {
       const KernelInput& input = k_.inputs[i];
@@ -1379,7 +1393,7 @@ private:
     return strides;
   }
 
-  // The column offsets of the inputs columnStrides() steps, inside the scope where `lin` is the
+  // The column offsets of the inputs reducedStrides() steps, inside the scope where `lin` is the
   // column's first element.
   void columnOffsets(std::ostream& o, const std::string& ind) {
     for (const auto& entry : inputAt_) {
@@ -1969,12 +1983,12 @@ private:
   std::vector<Pass> passes_;
   std::optional<TiledTranspose> tile_;  // a flat kernel reading some input across its order
   int segment_ = 32;                     // lanes per row while rows() emits a warp-per-row kernel
-  int rowDim_ = -1;                      // while rows() emits: its one reduced dim, else -1 (rowOffsets)
+  std::map<std::size_t, int64_t> rowOutputStrides_;  // while a row kernel emits: outputs at ob<i> (rowOffsets)
   std::set<int> cached_;  // inputs a row kernel holds in registers (rows())
   bool ragged_ = false;   // rows(): 16-byte chunks do not divide the row
   bool splitColumns_ = false;  // columnLoop(): the reduced dim is split over blocks (splitColumns)
-  // While columns() or tiled() emits: the index an input is read at (its column's or tile's
-  // offset, stepped by its strides), in place of its offset function of `lin`.
+  // While columns(), tiled() or a row kernel emits: the index an input is read at (its column's,
+  // tile's or row's offset, stepped by its strides), in place of its offset function of `lin`.
   std::map<int, std::string> inputAt_;
   std::map<std::size_t, std::string> outputAt_;  // tiled(): the same for strided outputs
 };

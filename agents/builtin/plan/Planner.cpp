@@ -191,7 +191,8 @@ private:
 
   // A pooling node takes the open elementwise kernel into its window when nothing else needs the
   // kernel's tensors: a convolution's bias and ReLU before a max pool then read the convolution's
-  // output once and write only the pooled tensor.
+  // output once and write only the pooled tensor. (A held-back producer's results are needed by
+  // no one: each kernel reading them computes them.)
   bool poolTakesOpenKernel(const Node& n) {
     if (!options_.fuse || open_.empty() || onlyViewsOpen() || baseName(n.op).find("pool") == std::string::npos)
       return false;
@@ -200,7 +201,7 @@ private:
     inKernel.insert(n.id);
     for (int id : ids)
       for (const auto& t : graph_.node(id)->outputs)
-        if (consumedOutside(t, inKernel)) return false;
+        if (consumedOutside(t, inKernel) && !heldBack(t)) return false;
     return static_cast<bool>(open_.addPoolOverKernel(n));
   }
 
