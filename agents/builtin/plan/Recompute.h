@@ -11,19 +11,18 @@
 #include "agents/builtin/kernel/FusedKernel.h"
 #include "agents/ir/GraphIR.h"
 
-#include <string>
 #include <vector>
 
 namespace stitch::agents::builtin {
 
 // Whether `kernel` (the finished kernel of `nodeIds`) may be held back for its readers to compute:
 // it only maps elements (no reduction, window, scan, gather or concatenation) by arithmetic,
-// comparisons, min, max and magnitudes (no math function: exp, tanh, an activation), writes no module
-// state, reads no more bytes than it writes (but for small broadcast parameters), has few operators, and each tensor it writes is an
-// intermediate that at most four nodes read, all directly (not through views) and all of a kind a
-// generated kernel takes (elementwise or reduction operators, no library call, pooling window or
-// concatenation). Its inputs are tensors no node writes back into, so each reader finds the values
-// the producer would have read.
+// comparisons, min, max and magnitudes (no math function: exp, tanh, an activation), writes no
+// module state, reads no more bytes than it writes (small broadcast parameters aside), has few
+// operators, and each tensor it writes is an intermediate that at most four nodes read, all
+// directly (not through views) and all of a kind a generated kernel takes (elementwise or
+// reduction operators, no library call, pooling window or concatenation). Its inputs are tensors
+// no node writes back into, so each reader finds the values the producer would have read.
 bool recomputable(const Graph& graph, const FusedKernel& kernel, const std::vector<int>& nodeIds);
 
 }  // namespace stitch::agents::builtin
