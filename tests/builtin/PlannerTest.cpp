@@ -265,9 +265,10 @@ TEST(Planner, AProducerNeededElsewhereKeepsItsOwnKernel) {
 // Training BatchNorm after a convolution's bias and ReLU: the kernels of the mean, of the squared
 // deviations and of the normalization all read the ReLU's result. Each computes it from the
 // convolution's output (no larger) instead of one kernel writing it and three reading it back
-// (Recompute.h); where the forward returns it, or where it calls a math function (a sigmoid in
-// the ReLU's place), it is written.
-TEST(Planner, AnElementwiseProducerTwoKernelsReadIsComputedInEach) {
+// (Recompute.h), and the max pool after the norm still takes the normalization into its window;
+// where the forward returns the ReLU's result, or where it calls a math function (a sigmoid in
+// its place), it is written.
+TEST(Planner, AnElementwiseProducerOtherKernelsReadIsComputedInEach) {
   auto g = loadFixture("training_batch_norm");
   ASSERT_TRUE(g.ok());
   Graph graph = g.value();
@@ -298,6 +299,10 @@ TEST(Planner, AnElementwiseProducerTwoKernelsReadIsComputedInEach) {
   bool said = false;
   for (const auto& k : p.kernels) said = said || k.technique.find("computes its producer (") != std::string::npos;
   EXPECT_TRUE(said);
+  bool windowComputes = false;
+  for (const auto& k : p.kernels)
+    if (const KernelValue* pool = firstValue(k.kernel, ValueOp::Pool)) windowComputes = !pool->pool.prologue.empty();
+  EXPECT_TRUE(windowComputes);
 
   Graph sigmoid = graph;
   for (Node& n : sigmoid.nodes)
