@@ -40,6 +40,7 @@ struct TensorInfo {
 
   int64_t numel() const;
   int64_t elementBytes() const;  // 0 for a dtype the brain does not know
+  int64_t bytes() const { return numel() * elementBytes(); }
   bool contiguous() const;
   // Its elements fill numel() consecutive elements in some order of its dims (a transposed or
   // permuted contiguous tensor, as eager's elementwise ops return for such an input).

@@ -21,8 +21,6 @@
 namespace stitch::agents::builtin {
 namespace {
 
-int64_t bytesOf(const TensorInfo& t) { return t.numel() * t.elementBytes(); }
-
 // The traffic a step saves against eager PyTorch, which reads and writes every operator's tensors.
 double gainPct(const PlannedKernel& p) {
   return p.eagerBytes > 0 ? std::max(0.0, 100.0 * (1.0 - static_cast<double>(p.floorBytes) / p.eagerBytes)) : 0.0;
@@ -354,12 +352,9 @@ private:
     }
     // A node that reads its operand through coordinates (a pad's shifted read) reads the held-back
     // result from memory even where the kernel computes it.
-    std::vector<std::size_t> read;
-    for (std::size_t h = 0; h < heldBack_.size(); ++h)
-      for (const KernelInput& in : k.value().inputs)
-        if (writes(heldBack_[h], in.tensorId) && std::find(read.begin(), read.end(), h) == read.end())
-          read.push_back(h);
-    planHeldBack(read);
+    std::vector<std::string> reads;
+    for (const KernelInput& in : k.value().inputs) reads.push_back(in.tensorId);
+    planHeldBack(heldBackWriting(reads));
     plan_.kernels.push_back(describe(std::move(k).value()));
     recomputed(plan_.kernels.back(), inKernel);
   }
@@ -388,14 +383,21 @@ private:
     for (auto it = held.rbegin(); it != held.rend(); ++it) heldBack_.erase(heldBack_.begin() + static_cast<std::ptrdiff_t>(*it));
   }
 
-  // The held-back kernels whose results `n` reads.
-  std::vector<std::size_t> heldBackReadBy(const Node& n) const {
+  // The held-back kernels (indices into heldBack_) that write any of `tensors`.
+  std::vector<std::size_t> heldBackWriting(const std::vector<std::string>& tensors) const {
     std::vector<std::size_t> found;
     for (std::size_t h = 0; h < heldBack_.size(); ++h)
-      for (const Argument& a : n.inputs)
-        for (const auto& id : a.tensorIds())
-          if (writes(heldBack_[h], id) && std::find(found.begin(), found.end(), h) == found.end()) found.push_back(h);
+      if (std::any_of(tensors.begin(), tensors.end(), [&](const std::string& t) { return writes(heldBack_[h], t); }))
+        found.push_back(h);
     return found;
+  }
+
+  // The held-back kernels whose results `n` reads.
+  std::vector<std::size_t> heldBackReadBy(const Node& n) const {
+    std::vector<std::string> reads;
+    for (const Argument& a : n.inputs)
+      for (const auto& id : a.tensorIds()) reads.push_back(id);
+    return heldBackWriting(reads);
   }
 
   // `n` reads results of held-back kernels: it joins the open kernel, or opens the next one, with
@@ -481,8 +483,8 @@ private:
     account(p, call.nodeIds);
     std::set<std::string> roots;
     for (const auto& id : call.reads())
-      if (roots.insert(id).second) p.floorBytes += bytesOf(*graph_.tensor(id));
-    for (const auto& id : call.outputs()) p.floorBytes += bytesOf(*graph_.tensor(id));
+      if (roots.insert(id).second) p.floorBytes += graph_.tensor(id)->bytes();
+    for (const auto& id : call.outputs()) p.floorBytes += graph_.tensor(id)->bytes();
     p.expectedGainPct = gainPct(p);
     call.precisionWhy = options_.precisionWhy;
     // cuDNN's math types follow cudnn.allow_tf32 for an RNN as for a convolution.
@@ -501,7 +503,7 @@ private:
     int64_t bytes = 0;
     std::set<std::string> roots;
     for (const auto& in : k.inputs)
-      if (roots.insert(in.tensorId).second) bytes += bytesOf(*graph_.tensor(in.tensorId));
+      if (roots.insert(in.tensorId).second) bytes += graph_.tensor(in.tensorId)->bytes();
     for (const auto& out : k.outputs) {
       int64_t n = 1;
       for (int64_t s : out.shape) n *= s;
@@ -562,8 +564,8 @@ private:
       p.operators.push_back(n->op);
       for (const Argument& a : n->inputs)
         for (const auto& t : a.tensorIds())  // a concatenation's pieces too
-          if (!t.empty()) p.eagerBytes += bytesOf(*graph_.tensor(t));
-      for (const auto& o : n->outputs) p.eagerBytes += bytesOf(*graph_.tensor(o));
+          if (!t.empty()) p.eagerBytes += graph_.tensor(t)->bytes();
+      for (const auto& o : n->outputs) p.eagerBytes += graph_.tensor(o)->bytes();
     }
     if (!lines.empty()) {
       p.firstLine = *lines.begin();
@@ -660,8 +662,8 @@ protocol::PlanCoverage planCoverage(const Graph& graph, const Plan& plan, const 
     double weight = 0;
     if (lineTimesUs.empty()) {
       for (const Argument& a : n.inputs)
-        if (a.tensor) weight += static_cast<double>(bytesOf(*graph.tensor(*a.tensor)));
-      for (const auto& o : n.outputs) weight += static_cast<double>(bytesOf(*graph.tensor(o)));
+        if (a.tensor) weight += static_cast<double>(graph.tensor(*a.tensor)->bytes());
+      for (const auto& o : n.outputs) weight += static_cast<double>(graph.tensor(o)->bytes());
     } else if (n.source) {
       auto it = lineTimesUs.find(n.source->line);
       if (it != lineTimesUs.end()) weight = it->second / perLine[n.source->line];

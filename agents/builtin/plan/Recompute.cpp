@@ -18,8 +18,6 @@ constexpr int kMaxOps = 12;
 // Each reader's kernel computes the producer once more.
 constexpr int kMaxReaders = 4;
 
-int64_t bytesOf(const TensorInfo& t) { return t.numel() * t.elementBytes(); }
-
 // Whether a kernel function's CUDA calls a math function (expf, tanhf, a prelude activation)
 // rather than only adding, multiplying, comparing or taking a min, max or magnitude. Such a
 // producer is compute-bound on its own: level2/52's tanh(softplus(x)) * x took 342 µs over 520 MB
@@ -72,7 +70,7 @@ bool recomputable(const Graph& graph, const FusedKernel& kernel, const std::vect
   std::set<std::string> read;
   int64_t readBytes = 0, writtenBytes = 0;
   for (const KernelInput& in : kernel.inputs)
-    if (read.insert(in.tensorId).second) readBytes += bytesOf(*graph.tensor(in.tensorId));
+    if (read.insert(in.tensorId).second) readBytes += graph.tensor(in.tensorId)->bytes();
   for (const Node& n : graph.nodes)
     if (const std::string* target = writeBackTarget(graph, n))
       for (const std::string& r : read)
@@ -83,7 +81,7 @@ bool recomputable(const Graph& graph, const FusedKernel& kernel, const std::vect
     if (out.perRow) return false;
     const TensorInfo* t = graph.tensor(out.tensorId);
     if (!t || t->role != "intermediate") return false;
-    writtenBytes += bytesOf(*t);
+    writtenBytes += t->bytes();
     for (const std::string& o : graph.outputs)
       if (graph.reaches(o, out.tensorId)) return false;
     int readers = 0;
