@@ -25,6 +25,7 @@ static float timeUs(const std::function<void()>& launch) { return g_timer->us(la
 struct Sum {
   float v = 0.0f;
   long long i = 0;
+  __device__ void begin(long long) {}
   __device__ void add(float x, long long) { v += x; }
   __device__ void merge(const Sum& o) { v += o.v; }
 };
@@ -37,9 +38,32 @@ struct Argmax {
     if (a == b) return ia < ib;
     return a > b;
   }
+  __device__ void begin(long long) {}
   __device__ void add(float x, long long c) { if (better(x, c, v, i)) { v = x; i = c; } }
   __device__ void merge(const Argmax& o) { add(o.v, o.i); }
 };
+// A thread's rows arrive in index order, so a step needs no index comparison: a tie keeps the
+// earlier, a NaN replaces a number, never an earlier NaN. Seeded with the thread's first index so
+// that a run of -inf keeps it (the emitter's ArgOp::step).
+struct ArgmaxInOrder : Argmax {
+  __device__ void begin(long long first) { i = first; }
+  __device__ void add(float x, long long c) {
+    const bool take = x > v || (x != x && v == v);
+    v = take ? x : v;
+    i = take ? c : i;
+  }
+  __device__ void merge(const ArgmaxInOrder& o) { Argmax::add(o.v, o.i); }
+};
+
+// Uniform [0, 1) values from the element's index, so an argmax takes a new maximum now and then
+// as it would on torch.rand's inputs.
+__global__ void fillKernel(float* __restrict__ x, long long n) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += gridDim.x * (long long)blockDim.x) {
+    unsigned h = (unsigned)k * 2654435761u ^ (unsigned)(k >> 32) * 40503u;
+    h ^= h >> 15; h *= 2246822519u; h ^= h >> 13;
+    x[k] = (h >> 8) * (1.0f / 16777216.0f);
+  }
+}
 
 // A block of W warps along the columns x S row groups; each thread takes J columns (tx, tx + 32W, ...),
 // so a block covers C = 32 W J neighbouring columns and each of its rows is read as C * 4 contiguous
@@ -57,6 +81,7 @@ __global__ void __launch_bounds__(32 * W * S) colKernel(const float* __restrict_
     for (int j = 0; j < J; ++j) {
       const long long t = min(t0 + tx + T * j, cols - 1), o = t / inner, i = t % inner;
       p[j] = x + (o * R) * inner + i;
+      acc[j].begin(r0 + ty);
     }
 #pragma unroll U
     for (long long c = r0 + ty; c < r1; c += S) {
@@ -124,7 +149,7 @@ int main() {
   CK(cudaMalloc(&y, 4LL << 20));
   CK(cudaMalloc(&yi, 8LL << 20));
   CK(cudaMalloc(&part, 64LL << 20));
-  CK(cudaMemset(x, 0, n * 4));
+  fillKernel<<<sms * 8, 512>>>(x, n);
   const long long cn = 1LL << 28;
   CK(cudaMalloc(&cx, cn * 4));
   CK(cudaMalloc(&cy, cn * 4));
@@ -156,6 +181,18 @@ int main() {
     row("argmax", "w4 j1 s2 u8", argBytes, run<Argmax, 4, 1, 2, 8>(s, x, nullptr, yi, (Argmax*)part, 1, most));
     row("argmax", "w4 j1 s4 u8", argBytes, run<Argmax, 4, 1, 4, 8>(s, x, nullptr, yi, (Argmax*)part, 1, most));
     row("argmax", "w2 j2 s4 u4", argBytes, run<Argmax, 2, 2, 4, 4>(s, x, nullptr, yi, (Argmax*)part, 1, most));
+    {  // the in-order step picks the same indices as the full comparison
+      std::vector<long long> a(cols), b(cols);
+      run<Argmax, 1, 1, 8, 8>(s, x, nullptr, yi, (Argmax*)part, 1, most);
+      CK(cudaMemcpy(a.data(), yi, cols * 8, cudaMemcpyDeviceToHost));
+      run<ArgmaxInOrder, 1, 4, 8, 2>(s, x, nullptr, yi, (ArgmaxInOrder*)part, 1, most);
+      CK(cudaMemcpy(b.data(), yi, cols * 8, cudaMemcpyDeviceToHost));
+      if (a != b) std::printf("| %s | argmax in order | DIFFERENT INDICES | | |\n", shape);
+    }
+    row("argmax in order", "w1 j1 s8 u8", argBytes, run<ArgmaxInOrder, 1, 1, 8, 8>(s, x, nullptr, yi, (ArgmaxInOrder*)part, 1, most));
+    row("argmax in order", "w1 j2 s8 u4", argBytes, run<ArgmaxInOrder, 1, 2, 8, 4>(s, x, nullptr, yi, (ArgmaxInOrder*)part, 1, most));
+    row("argmax in order", "w1 j4 s8 u2", argBytes, run<ArgmaxInOrder, 1, 4, 8, 2>(s, x, nullptr, yi, (ArgmaxInOrder*)part, 1, most));
+    row("argmax in order", "w4 j1 s4 u8", argBytes, run<ArgmaxInOrder, 4, 1, 4, 8>(s, x, nullptr, yi, (ArgmaxInOrder*)part, 1, most));
     // Few columns: the reduced dim split over P blocks so that about 8 blocks per SM run.
     const long long colBlocks = (cols + 31) / 32;
     const int P = (int)std::max<long long>(1, std::min<long long>(s.R / 64, (sms * 8 + colBlocks - 1) / colBlocks));
@@ -163,6 +200,7 @@ int main() {
       row("sum", "w1 j1 s8 u8 split", sumBytes, run<Sum, 1, 1, 8, 8>(s, x, y, nullptr, (Sum*)part, P, most));
       row("argmax", "w1 j1 s8 u8 split", argBytes, run<Argmax, 1, 1, 8, 8>(s, x, nullptr, yi, (Argmax*)part, P, most));
       row("argmax", "w1 j1 s16 u8 split", argBytes, run<Argmax, 1, 1, 16, 8>(s, x, nullptr, yi, (Argmax*)part, P, most));
+      row("argmax in order", "w1 j1 s8 u8 split", argBytes, run<ArgmaxInOrder, 1, 1, 8, 8>(s, x, nullptr, yi, (ArgmaxInOrder*)part, P, most));
     }
   }
   return 0;

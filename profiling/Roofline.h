@@ -1,4 +1,4 @@
-// The roofline model (design §10, §12): the GPU's measured ceilings (copy bandwidth, GEMM
+// The roofline model (design §10, §12): the GPU's measured ceilings (memory bandwidth, GEMM
 // FLOP/s) and, for each kernel, which one bounds it and how close it gets. Memory- or
 // compute-bound when the kernel reaches a real share of that ceiling; latency-bound when it
 // reaches neither (too little work in flight, launch- or dependency-limited).
@@ -15,7 +15,7 @@ namespace stitch::profiling {
 
 struct Ceilings {
   std::string gpu;
-  double copyGBps = 0;    // device-to-device copy, bytes read + written per second
+  double copyGBps = 0;    // memory: the faster of a copy (bytes read + written) and a read-only sum, per second
   double fp32Tflops = 0;  // SGEMM, TF32 off
   double tf32Tflops = 0;
   double bf16Tflops = 0;
@@ -32,7 +32,7 @@ std::string boundName(Bound b);  // "memory" | "compute" | "latency"
 
 struct RooflinePoint {
   Bound bound = Bound::Latency;
-  double memoryFraction = 0;   // achieved DRAM bandwidth / copy ceiling
+  double memoryFraction = 0;   // achieved DRAM bandwidth / memory ceiling
   double computeFraction = 0;  // achieved FP32 FLOP/s / SGEMM ceiling, or the tensor pipe's share
   double achievedFraction = 0; // of the bounding ceiling (for latency: the larger of the two)
   std::string basis;           // how the fractions were computed, for the evidence line

@@ -84,7 +84,7 @@ const std::optional<prof::Ceilings>& ProfilePhase::ceilings(const CancelToken& c
   }
   ceilings_ = got.value();
   const prof::Tf32Ceiling tf32 = prof::tf32Ceiling(*ceilings_);
-  log_("info", "roofline ceilings of " + gpu + ": copy " + fixed(ceilings_->copyGBps, 0) + " GB/s, FP32 " +
+  log_("info", "roofline ceilings of " + gpu + ": memory " + fixed(ceilings_->copyGBps, 0) + " GB/s, FP32 " +
                    fixed(ceilings_->fp32Tflops, 1) + " TFLOP/s, TF32 tensor cores " +
                    (tf32.tflops > 0 ? fixed(tf32.tflops, 1) + " TFLOP/s" + (tf32.measured ? "" : " (datasheet peak)")
                                     : "unknown") +

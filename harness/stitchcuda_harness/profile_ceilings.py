@@ -1,5 +1,6 @@
 """The roofline's two ceilings for this GPU, measured rather than taken from a datasheet (design
-§10, §12): device-to-device copy bandwidth (bytes read + written) and GEMM throughput in fp32
+§10, §12): memory bandwidth (the faster of a device copy, bytes read + written, and a read-only
+sum; the field keeps its name copyGBps) and GEMM throughput in fp32
 (TF32 off), TF32 and bf16 through PyTorch's cuBLAS, on random data. The host caches the result
 per GPU (profiling/RooflineCache) so this runs once."""
 from __future__ import annotations
@@ -51,6 +52,6 @@ def measure_ceilings(device: torch.device, params: dict[str, Any]) -> dict[str, 
     return {"gpu": gpu_name(device), "driver": driver_version(), "torch": torch.__version__,
             "multiprocessors": props.multi_processor_count,
             "copyGBps": copy, "fp32Tflops": fp32, "tf32Tflops": tf32, "bf16Tflops": bf16,
-            "method": {"copyMegabytes": copy_mb, "gemmSize": n, "repetitions": reps, "data": "randn",
+            "method": {"memory": "fastest of ten device copies and ten sums", "copyMegabytes": copy_mb, "gemmSize": n, "repetitions": reps, "data": "randn",
                        "timer": "cuda events around back-to-back calls after 3 warm-ups"},
             "measuredAt": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}

@@ -204,24 +204,32 @@ class Timer:
 
 
 def measure_bandwidth_gbps(device: torch.device, megabytes: int = 512) -> float:
-    """Device-to-device copy bandwidth (bytes read + written per second): the memory ceiling used
-    to flag impossible speedups and to read a kernel's share of the roofline. The fastest of ten
-    copies, each timed alone: their mean let vectorized kernels read 101% of it (H100,
-    bench/results/kernelbench_2026-11-28_h100), and a ceiling is what the memory was seen to do."""
+    """The memory ceiling (bytes moved per second) used to flag impossible speedups and to read a
+    kernel's share of the roofline: the faster of a device-to-device copy (bytes read + written)
+    and a sum over the same tensor (bytes read only), the fastest of ten of each, timed alone. A
+    read-only stream runs faster than a copy, which turns the bus around: against the copy alone
+    a reduction read 104% of its floor (level1/47, bench/results/kernelbench_2026-11-28b_h200),
+    and a ceiling is what the memory was seen to do."""
     if device.type != "cuda":
         return 0.0
     n = megabytes * 1024 * 1024 // 4
     a = torch.empty(n, dtype=torch.float32, device=device).fill_(1.0)
     b = torch.empty_like(a)
+    copy = _fastest_of_ten(lambda: b.copy_(a))
+    read = _fastest_of_ten(lambda: a.sum())
+    del a, b
+    return max(2 * n * 4 / copy, n * 4 / read) / 1e9
+
+
+def _fastest_of_ten(fn) -> float:
+    """Seconds of the fastest of ten calls of `fn`, each between its own events, after three warm-ups."""
     for _ in range(3):
-        b.copy_(a)
+        fn()
     events = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(10)]
     _synchronize()
     for start, end in events:
         _event_record(start)
-        b.copy_(a)
+        fn()
         _event_record(end)
     _synchronize()
-    seconds = min(_event_elapsed(start, end) for start, end in events) / 1e3
-    del a, b
-    return 2 * n * 4 / seconds / 1e9
+    return min(_event_elapsed(start, end) for start, end in events) / 1e3

@@ -223,6 +223,11 @@ TEST(Coder, AColumnReductionSplitsTheReducedDimOverRowGroupsCombinedInOrder) {
   const std::string cu = cudaOf("32_argmin_dim1");
   EXPECT_TRUE(has(cu, "__shared__ long long cparti[8][32];"));
   EXPECT_TRUE(has(cu, "for (int64_t c = live ? ty : (int64_t)1024LL; c < (int64_t)1024LL; c += 8)"));
+  // Each row group scans its rows in order from its first: a step compares no indices. Its
+  // partial meets the others' through the full comparison. The NaN rule is checked by number on
+  // the CPU (generated_on_cpu.py plants NaNs: 32_argmin_dim1, column_reductions, split_columns).
+  EXPECT_TRUE(has(cu, "long long acci1 = ty;"));
+  EXPECT_TRUE(has(cu, "ArgOp<false>::step(acc1, acci1, v0, c);"));
   EXPECT_TRUE(has(cu, "for (int g = 1; g < 8; ++g) ArgOp<false>::apply(acc1, acci1, cpart[g][tx], cparti[g][tx]);"));
   EXPECT_TRUE(has(cu, "k0_kernel<1><<<512, 256, 0, stream>>>"));
   // Lanes past the last column read in bounds and write nothing.
@@ -338,6 +343,7 @@ TEST(Coder, FewColumnsSplitTheReducedDimOverBlocks) {
   EXPECT_TRUE(has(cu, "if (live && ty == 0 && part == 0) {"));
   EXPECT_TRUE(has(cu, "k2_kernel<1><<<22, 256, 0, stream>>>"));
   EXPECT_TRUE(has(cu, "k3_parti["));
+  EXPECT_TRUE(has(cu, "long long acci1 = cBegin + ty;"));
   EXPECT_FALSE(has(cudaOf("32_argmin_dim1"), "cBegin"));
   EXPECT_FALSE(has(cudaOf("20_mean_dim1"), "cBegin"));
 }

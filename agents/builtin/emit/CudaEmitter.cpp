@@ -1281,7 +1281,9 @@ private:
   // few columns the grid shrinks J-fold ([16,4096,256]: 44% fell to 17%)
   // (bench/results/column_reductions_2026-11-27_h100.md). An arg-reduction keeps one column a
   // thread: in the whole job (level1/51, bench/results/kernelbench_2026-11-27e_h100) the four-column
-  // form ran 0.59x of eager where one column a thread had run 0.81x, whatever the micro-benchmark said.
+  // form ran 0.59x of eager where one column a thread had run 0.81x, whatever the micro-benchmark said;
+  // with ArgOp::step one column a thread reached 97% on an H200, four 35%
+  // (bench/results/argmax_2026-11-29_h200).
   int columnsPerThread() const {
     if (passes_.size() != 1 || passes_[0].fold != Fold::None || !fullOutputs().empty()) return 1;
     for (int r : passes_[0].reds)
@@ -1709,10 +1711,11 @@ private:
     const bool arg = isArg(red.reduce);
     const std::string Rs = std::to_string(r), op = reduceOp(red.reduce);
     o << ind << "float acc" << Rs << " = " << reduceInit(red.reduce) << ";\n";
-    if (arg) o << ind << "long long acci" << Rs << " = 0x7fffffffffffffffLL;\n";
+    // A row group scans its rows in order from its first: ArgOp::step needs no index comparison.
+    if (arg) o << ind << "long long acci" << Rs << " = " << columnFirstRow() << ";\n";
     columnLoop(o, row, S, ind, [&](Scope& s, const std::string& in2) {
       std::string v = value(red.args[0], s, o, in2);
-      if (arg) o << in2 << op << "::apply(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
+      if (arg) o << in2 << op << "::step(acc" << Rs << ", acci" << Rs << ", " << v << ", c);\n";
       else o << in2 << "acc" << Rs << " = " << op << "::apply(acc" << Rs << ", " << v << ");\n";
     });
     groupCombine(o, red.reduce, "acc" + Rs, arg ? "acci" + Rs : "", S, ind);
@@ -1749,10 +1752,10 @@ private:
     Scope s = row;
     std::string in2 = ind + "  ";
     if (cached_.empty()) {
-      // A split column kernel (splitColumns) walks only its part's rows [cBegin, cEnd).
-      const std::string first = splitColumns_ ? "cBegin + ty" : "ty", end = splitColumns_ ? "cEnd" : i64(R);
+      const std::string end = splitColumns_ ? "cEnd" : i64(R);
       o << ind << "#pragma unroll 8\n"
-        << ind << "for (int64_t c = live ? " << first << " : " << end << "; c < " << end << "; c += " << S << ") {\n";
+        << ind << "for (int64_t c = live ? " << columnFirstRow() << " : " << end << "; c < " << end << "; c += " << S
+        << ") {\n";
     } else {
       s.cached = true;
       in2 += "  ";
@@ -1767,6 +1770,10 @@ private:
     if (!cached_.empty()) o << ind << "  }\n";
     o << ind << "}\n";
   }
+
+  // The first row of a column kernel's row group `ty`: a split column kernel (splitColumns) walks
+  // only its part's rows [cBegin, cEnd).
+  std::string columnFirstRow() const { return splitColumns_ ? "cBegin + ty" : "ty"; }
 
   // A column read more than once (several passes, or a pass and the write) whose share per thread
   // is short (RMS norm or softmax over 64 channels: 8 elements a thread) is held in registers,
