@@ -52,6 +52,7 @@ def measure_ceilings(device: torch.device, params: dict[str, Any]) -> dict[str, 
     return {"gpu": gpu_name(device), "driver": driver_version(), "torch": torch.__version__,
             "multiprocessors": props.multi_processor_count,
             "copyGBps": copy, "fp32Tflops": fp32, "tf32Tflops": tf32, "bf16Tflops": bf16,
-            "method": {"memory": "fastest of ten device copies and ten sums", "copyMegabytes": copy_mb, "gemmSize": n, "repetitions": reps, "data": "randn",
+            "method": {"memory": "fastest of ten device copies and ten sums", "copyMegabytes": copy_mb,
+                       "gemmSize": n, "repetitions": reps, "data": "randn",
                        "timer": "cuda events around back-to-back calls after 3 warm-ups"},
             "measuredAt": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
