@@ -303,6 +303,17 @@ TEST(Planner, AnElementwiseProducerOtherKernelsReadIsComputedInEach) {
   for (const auto& k : p.kernels)
     if (const KernelValue* pool = firstValue(k.kernel, ValueOp::Pool)) windowComputes = !pool->pool.prologue.empty();
   EXPECT_TRUE(windowComputes);
+  // The ReLU's eager traffic counts in one step's expected gain, not in each of the three.
+  int64_t eager = 0, stepsEager = 0;
+  for (const Node& n : graph.nodes) {
+    if (n.kind == "view") continue;
+    for (const Argument& a : n.inputs)
+      for (const auto& t : a.tensorIds())
+        if (!t.empty()) eager += graph.tensor(t)->bytes();
+    for (const auto& o : n.outputs) eager += graph.tensor(o)->bytes();
+  }
+  for (const auto& k : p.kernels) stepsEager += k.eagerBytes;
+  EXPECT_EQ(stepsEager, eager);
 
   Graph sigmoid = graph;
   for (Node& n : sigmoid.nodes)

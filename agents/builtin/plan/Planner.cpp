@@ -558,10 +558,12 @@ private:
     std::size_t ops = 0;
     for (int id : nodeIds) {
       const Node* n = graph_.node(id);
-      if (n->source && !n->source->file.empty()) lines.insert(n->source->line);
+      const bool counted = eagerStep_.try_emplace(id, p.id).first->second == p.id;
+      if (counted && n->source && !n->source->file.empty()) lines.insert(n->source->line);
       if (n->kind == "view") continue;
       ++ops;
       p.operators.push_back(n->op);
+      if (!counted) continue;
       for (const Argument& a : n->inputs)
         for (const auto& t : a.tensorIds())  // a concatenation's pieces too
           if (!t.empty()) p.eagerBytes += graph_.tensor(t)->bytes();
@@ -598,6 +600,10 @@ private:
   std::optional<LibraryCall> library_;  // the library step whose epilogue may still grow
   std::set<int> folded_;                // nodes folded into library calls' epilogues
   std::vector<HeldBack> heldBack_;      // elementwise kernels their readers compute (Recompute.h)
+  // The step whose eager traffic and measured time count each operator: the first that computes
+  // it. A held-back producer computed again in each of its readers would otherwise add its bytes
+  // to every one of their expected gains.
+  std::map<int, std::string> eagerStep_;
   Plan plan_;
 };
 
