@@ -444,7 +444,6 @@ private:
 
   // Input i at the element `lin`, as float (bool as 0/1) or, for int64, exact (KernelValue::integer).
   std::string load(int i) const {
-    const KernelInput& input = k_.inputs[i];
     std::string e;
     if (auto at = inputAt_.find(i); at != inputAt_.end())
       e = in(i) + "[" + at->second + "]";

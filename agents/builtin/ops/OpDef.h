@@ -187,6 +187,11 @@ inline EpilogueRole epilogueRole(const std::string& op) {
   const OpDef* d = findOp(op);
   return d ? d->epilogueRole : EpilogueRole::None;
 }
+// Whether `op` is a max or average pooling window (the composite family's Pool entries).
+inline bool isPooling(const std::string& op) {
+  const OpDef* d = findOp(op);
+  return d && d->composite && std::holds_alternative<Pool>(*d->composite);
+}
 // Whether a gelu node computes the tanh approximation (approximate='tanh').
 bool geluTanh(const Node& node);
 // The kernel function `fn`, or null.

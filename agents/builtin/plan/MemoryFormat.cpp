@@ -62,10 +62,6 @@ bool regionWorthChannelsLast(int convolutions, int copiedInputs, const PlannerOp
 
 namespace {
 
-bool isPool(const std::string& base) {
-  return (base.rfind("max_pool", 0) == 0 || base.rfind("avg_pool", 0) == 0);
-}
-
 bool inferenceBatchNorm(const Node& n) {
   const std::string b = baseName(n.op);
   if (inferenceOnlyBatchNorm(b)) return true;
@@ -80,7 +76,7 @@ bool writesAnyLayout(const Graph& g, const Node& n, const PlannerOptions& o) {
   if (ops::libraryKind(n.op) == ops::LibraryKind::Convolution)
     return generatesConvolution(g, n) || convolutionPrefersChannelsLast(g, n, o);
   if (isBatchNorm(b)) return inferenceBatchNorm(n);
-  if (isPool(b)) return true;
+  if (ops::isPooling(n.op)) return true;
   return classifyOp(n.op) == OpClass::Elementwise;
 }
 
@@ -90,7 +86,7 @@ bool readsAnyLayout(const Graph& g, const Node& n, const std::string& arg, const
   if (n.kind == "view") return false;
   if (ops::libraryKind(n.op) == ops::LibraryKind::Convolution) return arg == "input" && writesAnyLayout(g, n, o);
   if (isBatchNorm(b)) return arg == "input" && inferenceBatchNorm(n);
-  if (isPool(b)) return arg == "self";
+  if (ops::isPooling(n.op)) return arg == "self";
   const OpClass c = classifyOp(n.op);
   return c == OpClass::Elementwise || c == OpClass::Reduction;
 }

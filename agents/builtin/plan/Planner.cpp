@@ -192,8 +192,7 @@ private:
   // output once and write only the pooled tensor. (A held-back producer's results are needed by
   // no one: each kernel reading them computes them.)
   bool poolTakesOpenKernel(const Node& n) {
-    if (!options_.fuse || open_.empty() || onlyViewsOpen() || baseName(n.op).find("pool") == std::string::npos)
-      return false;
+    if (!options_.fuse || open_.empty() || onlyViewsOpen() || !ops::isPooling(n.op)) return false;
     const auto& ids = open_.kernel().nodeIds;
     std::set<int> inKernel(ids.begin(), ids.end());
     inKernel.insert(n.id);

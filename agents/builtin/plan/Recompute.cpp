@@ -50,7 +50,7 @@ bool mapsElements(const FusedKernel& k) {
 bool generatedReader(const Graph& g, const Node& n) {
   const OpClass c = classifyOp(n.op);
   return n.kind != "view" && (c == OpClass::Elementwise || c == OpClass::Reduction) && !isLibraryOp(n.op) &&
-         baseName(n.op).find("pool") == std::string::npos && !generatesConvolution(g, n);
+         !ops::isPooling(n.op) && !generatesConvolution(g, n);
 }
 
 }  // namespace
