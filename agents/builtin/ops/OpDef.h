@@ -155,8 +155,8 @@ struct OpDef {
   std::string name;  // the ATen base name, without namespace or overload
   Family family = Family::Unary;
   CostKind cost = CostKind::Elementwise;
-  bool epilogue = false;  // a library call may fold it into its epilogue (LibraryCall.cpp)
-  EpilogueRole epilogueRole = EpilogueRole::None;  // how it folds there; set with `epilogue` by foldsAs
+  // How a library call folds it into its epilogue (LibraryCall.cpp); None: it does not.
+  EpilogueRole epilogueRole = EpilogueRole::None;
   LibraryKind library = LibraryKind::None;         // library operators: the call a node anchors
   Lowering lower;         // elementwise operators; empty for the others
   std::optional<ReduceDef> reduce;  // reductions and normalizations
@@ -166,7 +166,6 @@ struct OpDef {
   std::optional<Composite> composite;                 // composites, and the convolution generated
   std::vector<OpTest> tests;
   OpDef& foldsAs(EpilogueRole role) {
-    epilogue = true;
     epilogueRole = role;
     return *this;
   }

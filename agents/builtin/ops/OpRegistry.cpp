@@ -116,7 +116,7 @@ nlohmann::json opsJson() {
       tests.push_back({{"call", t.call}, {"inputs", inputs}});
     }
     ops.push_back({{"name", d.name}, {"family", familyName(d.family)}, {"cost", costName(d.cost)},
-                   {"epilogue", d.epilogue}, {"tests", tests}});
+                   {"epilogue", d.epilogueRole != EpilogueRole::None}, {"tests", tests}});
   }
   return {{"schema", "stitchcuda.ops/1"}, {"ops", ops}};
 }
