@@ -166,7 +166,9 @@ def run_batch(binary: str, python: Optional[str], gpus: int, rows: list[dict[str
     results = []
     for i, row in enumerate(rows):
         answer = by_row.get(i, {"error": {"code": "no line in the scores file"}})
-        results.append(row_result(row, answer, 422 if "error" in answer else 200, 0, None))
+        worker = answer.get("worker") or {}  # where the row ran and its wall time (SCORE.md, Batch)
+        results.append(row_result(row, answer, 422 if "error" in answer else 200, 0, worker.get("seconds")))
+        results[-1]["gpu"] = worker.get("gpu")
     return {"how": "score --batch", "gpus": gpus, "wallSeconds": round(wall, 3), "rows": results, "metrics": None}
 
 
@@ -198,6 +200,17 @@ def markdown(doc: dict[str, Any]) -> str:
         lines.append(f"| {r['how']} | {r['gpus']} | {len(r['rows'])} | {r['wallSeconds']:.1f} | "
                      f"{r['wallSeconds'] / first['wallSeconds']:.2f}x | {sum(x['http'] == 200 for x in r['rows'])} | "
                      f"{sum(x['refused'] for x in r['rows'])} | {latency} | {same}/{len(r['rows'])} |")
+    # Each batch run's GPUs, busy and idle: the rows each worker scored and their wall time (its start
+    # in its first row), against the run's wall time.
+    for r in runs:
+        busy: dict[Any, list[float]] = {}
+        for x in r["rows"]:
+            if r["how"] == "score --batch" and x["seconds"] is not None:
+                busy.setdefault(x.get("gpu"), []).append(x["seconds"])
+        if busy:
+            parts = [f"GPU {g if g is not None else '(all visible)'}: {len(t)} rows, {sum(t):.1f} s" for g, t in
+                     sorted(busy.items(), key=lambda kv: str(kv[0]))]
+            lines += ["", f"{r['how']} on {r['gpus']} GPU(s), {r['wallSeconds']:.1f} s: " + "; ".join(parts)]
     lines += ["", "| row | " + " | ".join(f"{r['how']}, {r['gpus']} GPU: verdict, speedup, reward" for r in runs) + " |",
               "|---|" + "---|" * len(runs)]
     for i, row in enumerate(first["rows"]):

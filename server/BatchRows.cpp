@@ -6,6 +6,7 @@
 #include "server/WorkerProcess.h"
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -116,10 +117,18 @@ RowBatchOutcome runRowBatch(const HostConfig& config, const RowBatch& batch, con
     std::vector<bool> take;
     for (std::size_t i = 0; i < rows.size(); ++i) take.push_back(!blank(rows[i]) && !done->count(keys[i]));
     RowQueue queue(batch.gpus > 1 ? references : std::vector<std::string>(rows.size()), take);
+    // Each line says where the row ran and how long it took (the worker's start in its first row's
+    // time), so that a batch's GPUs can be seen busy or idle from its output alone.
     auto local = [&](std::optional<int> gpu) {
       auto worker = batchWorker(config, gpu);
       std::optional<std::string> reference;
-      while (auto i = queue.next(reference)) record(work(*worker, *i, parsed(*i)));
+      while (auto i = queue.next(reference)) {
+        const auto start = std::chrono::steady_clock::now();
+        json line = work(*worker, *i, parsed(*i));
+        line["worker"] = {{"gpu", gpu ? json(*gpu) : json(nullptr)},
+                          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()}};
+        record(line);
+      }
     };
     std::vector<std::thread> threads;
     for (int g = 0; g < batch.gpus; ++g) threads.emplace_back(local, batch.gpus > 1 ? std::optional<int>(g) : std::nullopt);

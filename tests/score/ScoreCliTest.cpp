@@ -187,6 +187,12 @@ TEST(ScoreCli, BatchWritesOneLinePerRowAndResumes) {
   EXPECT_EQ(byId["cheat"]["reward"], 0.0);
   EXPECT_EQ(byId["broken"]["error"]["code"], "invalid_row");
   EXPECT_EQ(byId["broken"]["row"], 3);
+  // Where each row ran and for how long: one worker on what the environment shows.
+  for (const auto& [id, l] : byId) {
+    ASSERT_TRUE(l.contains("worker")) << id;
+    EXPECT_TRUE(l["worker"]["gpu"].is_null()) << id;
+    EXPECT_GT(l["worker"]["seconds"].get<double>(), 0.0) << id;
+  }
 
   // A run stopped mid-line leaves half a line: resuming drops it, keeps the scored rows, retries the failed one.
   std::ofstream(work / "scores.jsonl", std::ios::app) << "{\"row\": 1, \"rew";
