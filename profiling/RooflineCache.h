@@ -1,5 +1,7 @@
-// The roofline ceilings measured once per GPU and kept on disk (<cacheDir>/roofline/<gpu>.json),
-// so every job on that GPU classifies kernels against the same numbers without re-measuring.
+// The roofline ceilings measured once per GPU and kept on disk (<cacheDir>/roofline-v2/<gpu>.json),
+// so every job on that GPU classifies kernels against the same numbers without re-measuring. The
+// folder is named for how the ceilings are measured: ceilings an earlier method stored (roofline/:
+// the memory ceiling from copies alone, before the read-only sum) are measured again, not read.
 #pragma once
 
 #include "profiling/ProfileResult.h"
@@ -15,7 +17,7 @@ namespace stitch::profiling {
 
 class RooflineCache {
 public:
-  explicit RooflineCache(std::filesystem::path cacheDir) : dir_(std::move(cacheDir) / "roofline") {}
+  explicit RooflineCache(std::filesystem::path cacheDir) : dir_(std::move(cacheDir) / "roofline-v2") {}
 
   std::filesystem::path fileFor(const std::string& gpu) const;
   // The cached ceilings of `gpu`; nullopt when none were stored or the file is unreadable.

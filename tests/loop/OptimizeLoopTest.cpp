@@ -503,7 +503,7 @@ TEST_F(OptimizeLoopTest, CeilingsAreMeasuredOncePerGpuAndCached) {
   run("first");
   run("second");
   EXPECT_EQ(calls("measureCeilings"), 1);
-  EXPECT_TRUE(fs::exists(root / "jobs/.baseline-cache/roofline/NVIDIA_H200.json"));
+  EXPECT_TRUE(fs::exists(root / "jobs/.baseline-cache/roofline-v2/NVIDIA_H200.json"));
   EXPECT_EQ(logsContaining("measured 2026-11-22T03:09:59Z"), 1);  // the second job read the cache
 }
 
