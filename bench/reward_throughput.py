@@ -203,9 +203,11 @@ def markdown(doc: dict[str, Any]) -> str:
     # Each batch run's GPUs, busy and idle: the rows each worker scored and their wall time (its start
     # in its first row), against the run's wall time.
     for r in runs:
+        if r["how"] != "score --batch":  # serve-reward's seconds are request latencies
+            continue
         busy: dict[Any, list[float]] = {}
         for x in r["rows"]:
-            if r["how"] == "score --batch" and x["seconds"] is not None:
+            if x["seconds"] is not None:
                 busy.setdefault(x.get("gpu"), []).append(x["seconds"])
         if busy:
             parts = [f"GPU {g if g is not None else '(all visible)'}: {len(t)} rows, {sum(t):.1f} s" for g, t in
