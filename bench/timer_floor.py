@@ -18,7 +18,8 @@ import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "harness"))
-from stitchcuda_harness.timer import Timer, TimerConfig, measure_bandwidth_gbps  # noqa: E402
+from stitchcuda_harness.bandwidth import measure_bandwidth_gbps  # noqa: E402
+from stitchcuda_harness.timer import Timer, TimerConfig  # noqa: E402
 
 
 def host_us(fn, args, reps: int = 2000) -> float:

@@ -15,8 +15,8 @@ namespace stitch::profiling {
 
 struct Ceilings {
   std::string gpu;
-  double copyGBps = 0;    // memory: the faster of a copy (bytes read + written) and a read-only sum, per second
-  double fp32Tflops = 0;  // SGEMM, TF32 off
+  double copyGBps = 0;    // memory: the fastest stream measured (copies, read-only sums), bytes per second
+  double fp32Tflops = 0;  // SGEMM, TF32 off: the faster of torch.matmul and our configuration search
   double tf32Tflops = 0;
   double bf16Tflops = 0;
   int multiprocessors = 0;  // SMs, to judge whether a grid fills the GPU

@@ -1,7 +1,8 @@
-// The roofline ceilings measured once per GPU and kept on disk (<cacheDir>/roofline-v2/<gpu>.json),
+// The roofline ceilings measured once per GPU and kept on disk (<cacheDir>/roofline-v3/<gpu>.json),
 // so every job on that GPU classifies kernels against the same numbers without re-measuring. The
-// folder is named for how the ceilings are measured: ceilings an earlier method stored (roofline/:
-// the memory ceiling from copies alone, before the read-only sum) are measured again, not read.
+// folder is named for how the ceilings are measured: ceilings an earlier method stored are measured
+// again, not read (roofline/: memory from copies alone; roofline-v2/: PyTorch's copy and sum, and
+// PyTorch's matmul alone for FP32, before our own streams and GEMM search).
 #pragma once
 
 #include "profiling/ProfileResult.h"
@@ -17,7 +18,7 @@ namespace stitch::profiling {
 
 class RooflineCache {
 public:
-  explicit RooflineCache(std::filesystem::path cacheDir) : dir_(std::move(cacheDir) / "roofline-v2") {}
+  explicit RooflineCache(std::filesystem::path cacheDir) : dir_(std::move(cacheDir) / "roofline-v3") {}
 
   std::filesystem::path fileFor(const std::string& gpu) const;
   // The cached ceilings of `gpu`; nullopt when none were stored or the file is unreadable.

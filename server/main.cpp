@@ -1,6 +1,7 @@
 // stitchcuda: the agent host. `serve` speaks LSP + stitchcuda/* over stdio; `optimize`
 // runs the same job headless in a terminal; `bench` runs a suite of tasks through `optimize`.
 #include "agents/builtin/BuiltinBrain.h"
+#include "agents/builtin/emit/CeilingProgram.h"
 #include "agents/llm/LlmJob.h"
 #include "agents/loop/OptimizeLoop.h"
 #include "process/ChildGroups.h"
@@ -64,6 +65,7 @@ server::Server::RunnerFactory runnerFactory() {
     limits.baseline.stepDeadline = server::callDeadline(config.workerDeadline, loadTimeout);
     limits.verifyDeadline = server::callDeadline(limits.verifyDeadline, loadTimeout);
     limits.profile.ncuRuns = config.ncuRuns;
+    limits.profile.gemmCeilingProgram = agents::builtin::gemmCeilingProgram();
     limits.recordTransitions = config.recordTransitions;
     if (options.brain != "builtin") return llmRunner(options, config, std::move(workers), limits);
     return std::make_unique<agents::loop::OptimizeLoop>(

@@ -73,7 +73,9 @@ const std::optional<prof::Ceilings>& ProfilePhase::ceilings(const CancelToken& c
   auto got = cache.getOrMeasure(gpu, [&]() -> prof::ProfileResult<json> {
     measured = true;
     log_("info", "measuring the roofline ceilings of " + gpu + " (once per GPU)");
-    WorkerReply r = worker_.call("measureCeilings", json::object(), limits_.ceilingsDeadline, cancel);
+    json params = json::object();
+    if (!limits_.gemmCeilingProgram.empty()) params["gemmProgram"] = limits_.gemmCeilingProgram;
+    WorkerReply r = worker_.call("measureCeilings", params, limits_.ceilingsDeadline, cancel);
     if (!r.ok()) return asProfileError(*r.error);
     return *r.result;
   });

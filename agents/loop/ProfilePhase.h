@@ -29,6 +29,9 @@ struct ProfileLimits {
   std::chrono::milliseconds ncuDeadline{120000};
   std::chrono::milliseconds traceDeadline{120000};      // profileTrace of one candidate
   std::chrono::milliseconds ceilingsDeadline{300000};   // measureCeilings, once per GPU
+  // A .cu whose stitch_gemm_ceiling the harness times for the FP32 GEMM ceiling (the built-in
+  // brain's GEMM search, builtin/emit/CeilingProgram.h); empty: PyTorch's matmul alone.
+  std::string gemmCeilingProgram;
   int traceIterations = 3;                              // forwards in the trace (times are averaged)
 };
 

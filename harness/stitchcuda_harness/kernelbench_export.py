@@ -13,7 +13,7 @@ import torch
 
 from .candidate_files import resolve_candidate
 from .errors import HarnessError
-from .nvcc_build import INCLUDE_DIR, find_nvcc, library_flags
+from .nvcc_build import DEFAULT_CACHE_DIR, INCLUDE_DIR, find_nvcc, library_flags
 
 _WRAPPER = r'''
 #include <torch/extension.h>
@@ -129,7 +129,7 @@ def check_export(reference: str, candidate: str, exported: str, params: dict[str
     task = load_task(reference, params)
     files = resolve_candidate(candidate)
     seed = int(params.get("seed", 0))
-    cache = params.get("cacheDir") or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
+    cache = params.get("cacheDir") or DEFAULT_CACHE_DIR
     injected = None
     if files.cuda:
         build = Builder(cache, params.get("arch")).build(files.cuda)

@@ -16,7 +16,7 @@ from .environment_info import pick_device
 from .errors import HarnessError, from_exception, is_no_gpu_error, is_sticky_cuda_error
 from .model_state import construction_difference
 from .module_loader import load_module
-from .nvcc_build import Builder
+from .nvcc_build import DEFAULT_CACHE_DIR, Builder
 from .task_loader import check_tensor_outputs, load_task
 from .tensor_specs import to_device
 from .tolerance import compare
@@ -69,7 +69,7 @@ def kernelbench_check(reference: str, candidate: str, params: dict[str, Any]) ->
     try:
         library = None
         if files.cuda:
-            cache = params.get("cacheDir") or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
+            cache = params.get("cacheDir") or DEFAULT_CACHE_DIR
             build = Builder(cache, params.get("arch")).build(files.cuda)
             if not build.ok:
                 first = next((d for d in build.diagnostics if d.severity == "error"), None)

@@ -19,6 +19,8 @@ from typing import Any, Callable, Optional
 from .build_split import Split, split_units
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+# Where builds are cached when a call names no cacheDir.
+DEFAULT_CACHE_DIR = os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
 
 # nvcc front end: "file(12): error: ..."; host compiler: "file:12:5: error: ..."
 _NVCC_DIAG = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<sev>error|warning|remark)[^:]*: (?P<msg>.*)$")

@@ -32,8 +32,8 @@ def load_subject(task: Task, device: torch.device, seed: int, candidate: Optiona
     files = resolve_candidate(candidate)
     library = None
     if files.cuda:
-        from .nvcc_build import Builder
-        cache = cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
+        from .nvcc_build import DEFAULT_CACHE_DIR, Builder
+        cache = cache_dir or DEFAULT_CACHE_DIR
         build = Builder(cache, arch).build(files.cuda)
         if not build.ok:
             first = next((d for d in build.diagnostics if d.severity == "error"), None)

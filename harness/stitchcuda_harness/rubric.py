@@ -157,14 +157,14 @@ def _min_bytes(verdict: dict[str, Any]) -> Optional[float]:
 
 
 def score(reference: str, candidate: str, params: dict[str, Any]) -> dict[str, Any]:
-    from .nvcc_build import default_arch
+    from .nvcc_build import DEFAULT_CACHE_DIR, default_arch
     verdict = params.get("verdict") or (no_gpu_verdict(reference, candidate) if params.get("noGpu") else {})
     weights = {**DEFAULT_WEIGHTS, **{k: float(v) for k, v in (params.get("weights") or {}).items()}}
     unknown = set(weights) - set(DEFAULT_WEIGHTS)
     if unknown:
         from .errors import HarnessError
         raise HarnessError("invalid_params", f"unknown weights {sorted(unknown)}; known: {sorted(DEFAULT_WEIGHTS)}")
-    cache_dir = params.get("cacheDir") or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
+    cache_dir = params.get("cacheDir") or DEFAULT_CACHE_DIR
     arch = params.get("arch") or default_arch()
     files = resolve_candidate(candidate)
     failed, status = _load(verdict)

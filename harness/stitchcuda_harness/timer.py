@@ -203,25 +203,7 @@ class Timer:
         return _stats(samples, n, "cpu_perf_counter")
 
 
-def measure_bandwidth_gbps(device: torch.device, megabytes: int = 512) -> float:
-    """The memory ceiling (bytes moved per second) used to flag impossible speedups and to read a
-    kernel's share of the roofline: the faster of a device-to-device copy (bytes read + written)
-    and a sum over the same tensor (bytes read only), the fastest of ten of each, timed alone. A
-    read-only stream runs faster than a copy, which turns the bus around: against the copy alone
-    a reduction read 104% of its floor (level1/47, bench/results/kernelbench_2026-11-28b_h200;
-    99% against this). A ceiling is what the memory was seen to do, so a kernel that streams
-    better than both can still pass it (HingeLoss read 104%, kernelbench_2026-11-29_h200)."""
-    if device.type != "cuda":
-        return 0.0
-    n = megabytes * 1024 * 1024 // 4
-    a = torch.empty(n, dtype=torch.float32, device=device).fill_(1.0)
-    b = torch.empty_like(a)
-    copy = _fastest_of_ten(lambda: b.copy_(a))
-    read = _fastest_of_ten(lambda: a.sum())
-    return max(2 * n * 4 / copy, n * 4 / read) / 1e9
-
-
-def _fastest_of_ten(fn) -> float:
+def fastest_of_ten(fn: Callable[[], Any]) -> float:
     """Seconds of the fastest of ten calls of `fn`, each between its own events, after three warm-ups."""
     for _ in range(3):
         fn()

@@ -24,6 +24,7 @@ StageReport = Callable[[str, str], None]
 import torch
 
 from . import baseline, op_registry
+from .bandwidth import measure_bandwidth_gbps, start_probe_build
 from .candidate_files import CandidateFiles, resolve_candidate
 from .environment_info import pick_device
 from .errors import (OUT_OF_MEMORY_CODES, HarnessError, from_exception, is_no_gpu_error, is_out_of_memory,
@@ -32,14 +33,14 @@ from .ground_truth import GroundTruth, Truth, to_float64
 from .kernel_trace import own_kernel_names, stream_findings, trace_kernels
 from .model_state import buffer_differences, construction_difference
 from .module_loader import load_module
-from .nvcc_build import Builder
+from .nvcc_build import DEFAULT_CACHE_DIR, Builder
 from .runtime_guards import (ComputeRecorder, StateSnapshot, ThreadWatch, alias_findings, subclass_findings,
                              precision_state)
 from .static_guards import StaticContext, reference_runs_in_tf32, scan_candidate
 from .task_loader import Task, check_tensor_outputs, load_task
 from .tensor_specs import clone_values, dtype_name
 from .timed_calls import TimedCalls
-from .timer import Timer, measure_bandwidth_gbps
+from .timer import Timer
 from .tolerance import compare, compare_with_truth, summary, tensors_equal, tolerance_for
 from .trial_inputs import poison_allocator, poison_tensors, redistribute
 from .verdict import Finding, Verdict
@@ -239,6 +240,8 @@ class Verification:
         with self._stage("static_guards"):
             ctx = StaticContext(os.path.splitext(os.path.basename(self.task.path))[0], set(cfg.allowed_precision))
             static = scan_candidate(self.files.python, self.files.cuda, ctx)
+        if cfg.timing and self.device.type == "cuda" and str(self.device) not in _bandwidth_cache:
+            start_probe_build(self._cache_dir())  # the roofline's stream probe, built beside the candidate
         library = self._build()
         self._current = "reference"
         self._announce()
@@ -263,12 +266,14 @@ class Verification:
         elif cfg.timing:
             self.verdict.skipped_checks["timing"] = "correctness or guard checks failed"
 
+    def _cache_dir(self) -> str:
+        return self.config.cache_dir or DEFAULT_CACHE_DIR
+
     def _build(self) -> Optional[str]:
         if not self.files or not self.files.cuda:
             return None
-        cache = self.config.cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "stitchcuda")
         with self._stage("build"), self._candidate_runs():
-            result = Builder(cache, self.config.arch).build(self.files.cuda)
+            result = Builder(self._cache_dir(), self.config.arch).build(self.files.cuda)
         self.verdict.build = {k: v for k, v in result.to_json().items() if k != "log"}
         if not result.ok:
             errors = [d for d in result.diagnostics if d.severity == "error"] or result.diagnostics
@@ -722,13 +727,13 @@ class Verification:
                                                            "maxSeconds": cfg.timer.max_seconds}})
 
     def _roofline(self, inputs: list[Any], median_ms: float) -> dict[str, Any]:
-        """Bytes that must move (inputs, weights, outputs once each) over the measured copy
-        bandwidth: a floor no correct candidate can beat by much, since L2 is flushed."""
+        """Bytes that must move (inputs, weights, outputs once each) over the measured memory
+        ceiling (bandwidth.py): a floor no correct candidate can beat by much, since L2 is flushed."""
         if self.device.type != "cuda":
             return {"skipped": "no CUDA device"}
         key = str(self.device)
         if key not in _bandwidth_cache:
-            _bandwidth_cache[key] = measure_bandwidth_gbps(self.device)
+            _bandwidth_cache[key] = measure_bandwidth_gbps(self.device, cache_dir=self._cache_dir())
         gbps = _bandwidth_cache[key]
         nbytes = sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))
         nbytes += sum(p.numel() * p.element_size() for p in self.ref_model.parameters())

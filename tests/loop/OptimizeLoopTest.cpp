@@ -70,6 +70,7 @@ struct Script {
   std::vector<std::string> calls;
   std::function<std::optional<WorkerReply>(const std::string& method)> intercept;  // cancels, delays
   std::vector<json> verifyEvents;  // what every verify call sends before its reply
+  json ceilingsParams;             // what measureCeilings was sent
 };
 
 class ScriptedWorker final : public Worker {
@@ -97,7 +98,10 @@ public:
       r["trace"] = out.string();
       return ok(r);
     }
-    if (method == "measureCeilings") return ok(readJson(kRecorded / "ceilings.json"));
+    if (method == "measureCeilings") {
+      s_.ceilingsParams = params;
+      return ok(readJson(kRecorded / "ceilings.json"));
+    }
     if (method == "buildCandidate" && params.value("background", false)) return ok({{"arch", "sm_90a"}, {"started", 1}});
     if (method == "ncuTarget")
       return ok({{"python", "python3"}, {"harnessDir", (kSource / "harness").string()},
@@ -500,10 +504,12 @@ TEST_F(OptimizeLoopTest, NcuRunsOnlyForANewBestAndWithinTheJobLimit) {
 TEST_F(OptimizeLoopTest, CeilingsAreMeasuredOncePerGpuAndCached) {
   script.verdicts = {ok(passingVerdict()), ok(passingVerdict())};
   options.budget.iterations = 1;
+  limits.profile.gemmCeilingProgram = "// the GEMM search's program";
   run("first");
   run("second");
   EXPECT_EQ(calls("measureCeilings"), 1);
-  EXPECT_TRUE(fs::exists(root / "jobs/.baseline-cache/roofline-v2/NVIDIA_H200.json"));
+  EXPECT_EQ(script.ceilingsParams.value("gemmProgram", ""), "// the GEMM search's program");
+  EXPECT_TRUE(fs::exists(root / "jobs/.baseline-cache/roofline-v3/NVIDIA_H200.json"));
   EXPECT_EQ(logsContaining("measured 2026-11-22T03:09:59Z"), 1);  // the second job read the cache
 }
 

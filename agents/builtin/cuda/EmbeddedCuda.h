@@ -14,6 +14,7 @@ extern const char* const kX3Common;
 extern const char* const kGemm;
 extern const char* const kGemmX3;
 extern const char* const kGemmFp32Only;
+extern const char* const kGemmCeiling;  // not in candidates: the program measureCeilings times (CeilingProgram.h)
 extern const char* const kDnn;
 extern const char* const kConv;
 extern const char* const kConvEngines;
