@@ -414,17 +414,22 @@ TEST(Planner, ConsumedPoolingIndicesAreUncoveredWithTheReason) {
 
 // CrossEntropyLoss: the log_softmax's row kernel writes the log-probabilities, and nll_loss is a
 // kernel over the samples that picks each one's target class and sums the terms and the count.
+// The log_softmax only its nll_loss reads is never written (GraphNormalize's crossEntropy): the
+// logits' rows reduce to their log-sum-exps, and the loss picks each sample's logit.
 TEST(Planner, CrossEntropysNllLossPicksEachSamplesTargetClass) {
   const Plan p = planOf("cross_entropy");
   EXPECT_TRUE(p.wholeForward()) << testing::leftOf(p);
-  int losses = 0;
+  int losses = 0, classRowsWritten = 0;
   for (const auto& k : p.kernels) {
+    for (const auto& o : k.kernel.outputs) classRowsWritten += o.shape == std::vector<int64_t>{6, 5};
     if (k.library || !firstValue(k.kernel, ValueOp::Gather)) continue;
     ++losses;
-    EXPECT_EQ(countValues(k.kernel, ValueOp::Reduce), 2);  // the terms and the samples counted
+    // The terms, the samples counted, and the counted samples' log-sum-exps.
+    EXPECT_EQ(countValues(k.kernel, ValueOp::Reduce), 3);
     EXPECT_EQ(k.kernel.shape, (std::vector<int64_t>{6}));
   }
   EXPECT_EQ(losses, 2);
+  EXPECT_EQ(classRowsWritten, 1);  // the doubled logits the second loss picks from, not log-probabilities
   auto c = testing::fixtureCandidate("cross_entropy");
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_NE(c.value().cuda.find("(int64_t)0), (int64_t)4LL) * (int64_t)1LL]"), std::string::npos) << c.value().cuda;

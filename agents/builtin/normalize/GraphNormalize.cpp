@@ -94,6 +94,7 @@ void Normalizer::run() {
     if (base == "_cudnn_rnn" && sequenceMajorRnn(n, nodes)) continue;
     if (base == "roll" && splitRoll(n, nodes)) continue;
     if (attentionKernel(base) && splitAttention(n, nodes)) continue;
+    if (crossEntropy(n, base, nodes)) continue;
     nodes.push_back(n);
   }
   g_.replaceNodes(std::move(nodes));

@@ -1,5 +1,6 @@
-// The normalization's decompositions (Normalizer.h): addmm and convolution bias, attention, roll
-// and cuDNN's RNN said as the operators the planner lowers, and the views they are read through.
+// The normalization's decompositions (Normalizer.h): addmm and convolution bias, attention, roll,
+// cuDNN's RNN and cross_entropy's log_softmax + nll_loss said as the operators the planner lowers,
+// and the views they are read through.
 #include "agents/builtin/kernel/NodeArgs.h"
 #include "agents/builtin/normalize/Normalizer.h"
 
@@ -313,6 +314,68 @@ std::string Normalizer::transposed(const Node& like, const std::string& of, std:
   info(view).strides = strides;
   nodes.push_back(node(like, "aten::transpose.int", transposeArgs(of), view, NodeKind::View));
   return view;
+}
+
+// cross_entropy: a log_softmax over the classes of [N, C] logits that only its nll_loss reads.
+// The loss is the mean (or sum) over counted samples of lse_i - x[i, t_i], with lse_i the row's
+// log-sum-exp: nll_loss of the logits themselves plus the counted samples' log-sum-exps. So the
+// [N, C] log-probabilities are never written: one read of the logits for the row reductions and one
+// element per sample for nll_loss, where the log_softmax's kernel wrote as many bytes as it read
+// (level1/95_CrossEntropyLoss at 44% of its floor). All of it ATen, so a step left in PyTorch
+// computes the same. The log_softmax node becomes the log-sum-exp; its nll_loss the rest.
+bool Normalizer::crossEntropy(const Node& n, const std::string& base, std::vector<Node>& nodes) {
+  if (base == "_log_softmax") {
+    const std::string x = argTensor(n, "self");
+    if (x.empty() || n.outputs.size() != 1 || returned_.count(n.outputs[0]) || isTrue(n.arg("half_to_float")))
+      return false;
+    const TensorInfo& logits = info(x);
+    const double dim = scalarOr(n, "dim", 0);
+    if (logits.shape.size() != 2 || logits.dtype != DType::Float32 || (dim != 1 && dim != -1)) return false;
+    const Node* nll = soleReader(n.outputs[0], "self");
+    if (!nll || baseName(nll->op) != "nll_loss_forward" || nll->outputs.size() != 2 || !isNone(*nll, "weight"))
+      return false;
+    const double reduction = scalarOr(*nll, "reduction", 0);
+    const std::string target = argTensor(*nll, "target");
+    if ((reduction != 1 && reduction != 2) || target.empty() || info(target).dtype != DType::Int64 ||
+        !capturedNumber(nll->arg("ignore_index")))
+      return false;
+    const std::string lse = newTensor(logits, {logits.shape[0]});
+    nodes.push_back(node(n, "aten::logsumexp",
+                         {tensorArg("self", x), valueArg("dim", std::vector<int64_t>{1}), valueArg("keepdim", false)}, lse));
+    logSoftmax_[n.outputs[0]] = {x, lse};
+    dropped_.insert(n.outputs[0]);
+    return true;
+  }
+  if (base != "nll_loss_forward") return false;
+  const auto it = logSoftmax_.find(argTensor(n, "self"));
+  if (it == logSoftmax_.end()) return false;
+  const auto [x, lse] = it->second;
+  const std::string out = n.outputs[0], totalWeight = n.outputs[1], target = argTensor(n, "target");
+  const TensorInfo& scalar = info(out);
+  const std::string picked = newTensor(scalar, {});
+  std::vector<Argument> inputs = n.inputs;
+  for (Argument& a : inputs)
+    if (a.name == "self") a = tensorArg("self", x);
+  Node nll = node(n, n.op, std::move(inputs), picked);
+  nll.outputs.push_back(totalWeight);
+  setProducer(totalWeight, nll.id);
+  nodes.push_back(std::move(nll));
+  const std::string counted = newTensor(info(target), info(target).shape);
+  info(counted).dtype = DType::Bool;
+  nodes.push_back(node(n, "aten::ne.Scalar",
+                       {tensorArg("self", target), valueArg("other", static_cast<int64_t>(*capturedNumber(n.arg("ignore_index"))))},
+                       counted));
+  const std::string lseCounted = newTensor(info(lse), info(lse).shape);
+  nodes.push_back(node(n, "aten::mul.Tensor", {tensorArg("self", lse), tensorArg("other", counted)}, lseCounted));
+  std::string shift = newTensor(scalar, {});
+  nodes.push_back(node(n, "aten::sum", {tensorArg("self", lseCounted)}, shift));
+  if (scalarOr(n, "reduction", 0) == 1) {
+    const std::string mean = newTensor(scalar, {});
+    nodes.push_back(node(n, "aten::div.Tensor", {tensorArg("self", shift), tensorArg("other", totalWeight)}, mean));
+    shift = mean;
+  }
+  nodes.push_back(node(n, "aten::add.Tensor", {tensorArg("self", picked), tensorArg("other", shift)}, out));
+  return true;
 }
 
 }  // namespace stitch::agents::builtin::normalize

@@ -58,6 +58,7 @@ private:
                        std::vector<Node>& nodes);
   std::string transposedLast(const Node& like, const std::string& of, std::vector<Node>& nodes);
   bool splitRoll(const Node& n, std::vector<Node>& nodes);
+  bool crossEntropy(const Node& n, const std::string& base, std::vector<Node>& nodes);
   std::string slice(const Node& like, const std::string& of, int64_t dim, int64_t start, int64_t end,
                     std::vector<Node>& nodes);
   void flatWeightBuffer(Node& n);
@@ -84,6 +85,8 @@ private:
   std::map<std::string, std::string> pieceBase_;    // a split's piece → the tensor it splits
   std::map<std::string, int> aliases_;
   std::set<std::string> returned_;
+  // A log_softmax's result that crossEntropy left unwritten → its logits and their log-sum-exps.
+  std::map<std::string, std::pair<std::string, std::string>> logSoftmax_;
   // An `_unsafe_view`'s result that the capture gave no base, made a view by markView: the
   // in-place checks (isView) still take it for a tensor of its own, as ATen makes one only of a
   // temporary that nothing else reads (matmul's reshaped product).
