@@ -158,6 +158,22 @@ TEST(Coder, ScansAccumulateInDouble) {
   EXPECT_TRUE(has(cudaOf("36_cumprod_dim1"), "double acc = ScanProd::identity()"));
 }
 
+// A row scan stages each tile through shared memory (coalesced loads and stores, each thread
+// scanning consecutive items); its items per thread follow the variant's, 4 each.
+TEST(Coder, ARowScanStagesItsTilesAndTakesFourElementsPerItemOfTheVariant) {
+  const std::string cu = cudaOf("35_cumsum_lastdim");
+  EXPECT_TRUE(has(cu, "constexpr int kThreads = 256, kItems = 4;"));
+  EXPECT_TRUE(has(cu, "const int p = l * kThreads + threadIdx.x;"));  // striped: a warp's neighbours
+  EXPECT_TRUE(has(cu, "stage[p + p / 16] = (double)"));
+  auto laid = testing::fixtureLaidOut("35_cumsum_lastdim");
+  ASSERT_TRUE(laid.ok()) << laid.error().message;
+  auto f = testing::fixtureForward(laid.value().graph);
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  auto c = generateCandidate(laid.value().graph, laid.value().plan, f.value(), Variant{128, 4, 4}, "35_cumsum_lastdim");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(has(c.value().cuda, "constexpr int kThreads = 128, kItems = 16;"));
+}
+
 TEST(Coder, AFullReductionSplitsAcrossBlocksWithALastBlockCombine) {
   const std::string cu = cudaOf("48_mse_loss");
   EXPECT_TRUE(has(cu, "__device__ unsigned int k0_count[1]"));

@@ -1830,35 +1830,55 @@ private:
     return k_.values[scanValue()].reduce == ReduceKind::Prod ? "ScanProd" : "ScanSum";
   }
 
-  // A scan along the contiguous last dim: one block per row, tiles of blockDim × kItems
-  // consecutive elements; each thread scans its items, the block scans the thread totals, and
-  // a carry joins the tiles.
+  // A scan along the contiguous last dim: one block per row, tiles of kThreads × kItems
+  // consecutive elements. A tile is staged through shared memory, so that its loads and its stores
+  // are coalesced (a warp's 32 neighbouring elements per access) while each thread scans kItems
+  // consecutive ones; the block scans the thread totals, and a carry joins the tiles. Read straight
+  // from memory, a thread's consecutive items made each warp access touch kItems lines, and larger
+  // tiles ran slower, not faster (bench/results/ceilings_2026-11-29_h200). kItems is 4 per item of
+  // the variant (Variant::items), the refine search's knob here: a long row's tiles are steps in
+  // series, each ending in a block-wide scan. The stage holds doubles, the scan's precision, with a
+  // padding double after every 16 so that a thread's consecutive items fall in distinct banks.
   void rowScan(std::ostream& o) {
     const std::string rowsCount = count(k_.outer());
-    const int64_t R = k_.reduced();
+    const std::string R = i64(k_.reduced());
     const int sv = scanValue();
     const std::string op = scanOp(), S = std::to_string(sv);
-    o << kernelHead() << "  constexpr int kItems = 4;\n  __shared__ double sscratch[33];\n"
+    o << kernelHead() << "  constexpr int kThreads = " << variant_.block << ", kItems = " << 4 * variant_.items
+      << ";\n  __shared__ double stage[kThreads * kItems + kThreads * kItems / 16];\n"
+      << "  __shared__ double sscratch[33];\n"
       << "  for (int64_t row = blockIdx.x; row < " << rowsCount << "; row += gridDim.x) {\n"
-      << "    const int64_t rowBase = row * " << i64(R) << ";\n"
+      << "    const int64_t rowBase = row * " << R << ";\n"
       << "    double carry = " << op << "::identity();\n"
-      << "    for (int64_t t0 = 0; t0 < " << i64(R) << "; t0 += (int64_t)blockDim.x * kItems) {\n"
-      << "      const int64_t first = t0 + (int64_t)threadIdx.x * kItems;\n"
-      << "      double loc[kItems];\n      double run = " << op << "::identity();\n"
+      << "    for (int64_t t0 = 0; t0 < " << R << "; t0 += kThreads * kItems) {\n"
       << "      #pragma unroll\n      for (int l = 0; l < kItems; ++l) {\n"
-      << "        if (first + l < " << i64(R) << ") {\n          const int64_t lin = rowBase + first + l;\n";
+      << "        const int p = l * kThreads + threadIdx.x;\n"
+      << "        if (t0 + p < " << R << ") {\n          const int64_t lin = rowBase + t0 + p;\n";
     Scope s;
     const std::string v = value(k_.values[sv].args[0], s, o, "          ");
-    o << "          run = " << op << "::apply(run, (double)" << v << ");\n        }\n        loc[l] = run;\n      }\n"
+    o << "          stage[p + p / 16] = (double)" << v << ";\n        }\n      }\n"
+      << "      __syncthreads();\n"
+      << "      const int first = threadIdx.x * kItems;\n"
+      << "      double loc[kItems];\n      double run = " << op << "::identity();\n"
+      << "      #pragma unroll\n      for (int l = 0; l < kItems; ++l) {\n"
+      << "        const int p = first + l;\n"
+      << "        if (t0 + p < " << R << ") run = " << op << "::apply(run, stage[p + p / 16]);\n"
+      << "        loc[l] = run;\n      }\n"
       << "      double total;\n"
       << "      const double below = blockExclusiveScan<" << op << ">(run, sscratch, total);\n"
       << "      #pragma unroll\n      for (int l = 0; l < kItems; ++l) {\n"
-      << "        if (first + l < " << i64(R) << ") {\n          const int64_t lin = rowBase + first + l;\n"
-      << "          const float scan" << S << " = (float)" << op << "::apply(" << op << "::apply(carry, below), loc[l]);\n";
+      << "        const int p = first + l;\n"
+      << "        stage[p + p / 16] = " << op << "::apply(" << op << "::apply(carry, below), loc[l]);\n      }\n"
+      << "      __syncthreads();\n"
+      << "      #pragma unroll\n      for (int l = 0; l < kItems; ++l) {\n"
+      << "        const int p = l * kThreads + threadIdx.x;\n"
+      << "        if (t0 + p < " << R << ") {\n          const int64_t lin = rowBase + t0 + p;\n"
+      << "          const float scan" << S << " = (float)stage[p + p / 16];\n";
     Scope out;
     out.memo[sv] = "scan" + S;
     writeElement(o, out, "          ");
-    o << "        }\n      }\n      carry = " << op << "::apply(carry, total);\n    }\n  }\n}\n";
+    o << "        }\n      }\n      carry = " << op << "::apply(carry, total);\n"
+      << "      __syncthreads();  // the next tile's loads overwrite the stage\n    }\n  }\n}\n";
   }
 
   // A scan along a dim with contiguous dims after it: one thread per (outer, inner) position

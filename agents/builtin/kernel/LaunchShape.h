@@ -17,7 +17,7 @@ namespace stitch::agents::builtin {
 struct Variant {
   int block = 256;  // threads per block
   int vec = 4;      // elements per 16-byte access (4) or scalar accesses (1)
-  int items = 1;    // flat kernels: vector chunks per thread before the grid strides
+  int items = 1;    // flat kernels: vector chunks per thread before the grid strides; row scans: 4 elements each
   std::string name() const;
 };
 
