@@ -1848,8 +1848,9 @@ private:
       << ";\n  __shared__ double stage[kThreads * kItems + kThreads * kItems / 16];\n"
       << "  __shared__ double sscratch[33];\n"
       << "  for (int64_t row = blockIdx.x; row < " << rowsCount << "; row += gridDim.x) {\n"
-      << "    const int64_t rowBase = row * " << R << ";\n"
-      << "    double carry = " << op << "::identity();\n"
+      << "    const int64_t rowBase = row * " << R << ";\n";
+    rowOffsets(o, "    ");  // a strided row's offsets once per row, not an offset function per element
+    o << "    double carry = " << op << "::identity();\n"
       << "    for (int64_t t0 = 0; t0 < " << R << "; t0 += kThreads * kItems) {\n"
       << "      #pragma unroll\n      for (int l = 0; l < kItems; ++l) {\n"
       << "        const int p = l * kThreads + threadIdx.x;\n"
@@ -1879,6 +1880,7 @@ private:
     writeElement(o, out, "          ");
     o << "        }\n      }\n      carry = " << op << "::apply(carry, total);\n"
       << "      __syncthreads();  // the next tile's loads overwrite the stage\n    }\n  }\n}\n";
+    endRows();
   }
 
   // A scan along a dim with contiguous dims after it: one thread per (outer, inner) position
