@@ -268,7 +268,8 @@ TEST(Layout, AReturnedTransposedResultIsAllocatedWithEagersStrides) {
 }
 
 // torch.flip reads through the flipped dims' strides negated, from the last element along them;
-// a flipped value a kernel computes (an exp, a cumsum) is written and flipped by the next kernel.
+// a flipped value a kernel computes (an exp, a cumsum) and nothing else reads is written flipped by
+// that kernel, through the same strides (Planner's placeFlip): no kernel of its own.
 TEST(Layout, FlipsAreReadsThroughNegatedStrides) {
   const Fixture f = fixture("flip_dims");
   EXPECT_TRUE(f.plan.wholeForward()) << leftOf(f.plan);
@@ -276,6 +277,16 @@ TEST(Layout, FlipsAreReadsThroughNegatedStrides) {
   EXPECT_TRUE(has(f.cuda, "int64_t off = (int64_t)44LL;")) << f.cuda;
   EXPECT_TRUE(has(f.cuda, "off += (rest % (int64_t)3LL) * (int64_t)-20LL;"));
   EXPECT_TRUE(has(f.cuda, "off += (rest % (int64_t)5LL) * (int64_t)-1LL;"));
+  // flip(cumsum(flip(x, [2]), 2), [2]): the scan writes its result reversed along dim 2.
+  int flippedWrites = 0;
+  for (const auto& k : f.plan.kernels)
+    for (const auto& o : k.kernel.outputs)
+      if (o.strided() && o.strides[2] < 0) {
+        ++flippedWrites;
+        EXPECT_EQ(o.offset, 3 * 5);  // from the last of dim 2's 4 elements
+      }
+  EXPECT_EQ(flippedWrites, 2);  // the cumsum's, and exp(x)'s before its flip and subtraction
+  EXPECT_EQ(f.plan.kernels.size(), 4u);
 }
 
 // torch.roll is, per rolled dim, a concatenation of its last `shift` elements and the rest, each a

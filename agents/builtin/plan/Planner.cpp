@@ -93,6 +93,7 @@ public:
       if (library_ && foldIntoLibrary(n)) continue;
       if (n.kind != "view") closeLibrary();
       if (placeConcatenation(n)) continue;
+      if (placeFlip(n)) continue;
       if (classifyOp(n.op) == OpClass::Unsupported) {
         close();
         leave(n, "no generated kernel for this operator; it stays in PyTorch");
@@ -263,6 +264,45 @@ private:
       last = plan_.kernels.size() - 1;
     }
     attach(plan_.kernels[last], n);
+    return true;
+  }
+
+  // A flip of a value a generated kernel computes and nothing else reads: that kernel writes the
+  // flipped tensor itself, each element at its mirrored place (the output's strides negated along
+  // the flipped dims, from their last element), so the flip costs no pass of its own. The flip
+  // otherwise reads the written value in the next kernel: level1/91_cumsum_reverse's scan wrote
+  // its rows and a second kernel copied them reversed (40% of its floor).
+  bool placeFlip(const Node& n) {
+    if (!options_.fuse || baseName(n.op) != "flip" || n.outputs.size() != 1) return false;
+    const Argument* self = n.arg("self");
+    const Argument* dimsArg = n.arg("dims");
+    const auto dims = dimsArg ? asIntList(dimsArg->value) : std::nullopt;
+    if (!self || !self->tensor || !dims || !movable(n, *self->tensor)) return false;
+    const std::string& in = *self->tensor;
+    if (!writerOf(in) && !open_.computes(in)) return false;
+    const TensorInfo* out = graph_.tensor(n.outputs[0]);
+    const auto rank = static_cast<int64_t>(out->shape.size());
+    std::set<int64_t> flipped;
+    for (int64_t d : *dims) {
+      if (d < -rank || d >= rank) return false;  // the kernel builder says why
+      flipped.insert(d < 0 ? d + rank : d);
+    }
+    close();
+    const auto w = writerOf(in);
+    if (!w || plan_.kernels[w->first].kernel.outputs[w->second].perRow) return false;
+    KernelOutput& o = plan_.kernels[w->first].kernel.outputs[w->second];
+    o.tensorId = out->id;
+    o.strides.assign(rank, 1);
+    for (int64_t d = rank - 1; d > 0; --d) o.strides[d - 1] = o.strides[d] * out->shape[d];
+    o.offset = 0;
+    for (int64_t d : flipped) {
+      o.offset += (out->shape[d] - 1) * o.strides[d];
+      o.strides[d] = -o.strides[d];
+    }
+    PlannedKernel& p = plan_.kernels[w->first];
+    p.technique += "; writes " + in + " flipped, straight into " + out->id;
+    p.floorBytes = floorBytesOf(p.kernel);
+    attach(p, n);
     return true;
   }
 
