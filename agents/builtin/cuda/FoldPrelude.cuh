@@ -24,8 +24,23 @@ struct MaxExpSum {
     for (int l = 0; l < N; ++l) s += expf(x[l] - m);
     return {m, s};
   }
+  // N elements more (a row's chunk): one exponential each, and the sum rescaled only when the max
+  // grows. merge(*this, of<N>(x)) takes two more per chunk, and with them the one-pass log-sum-exp
+  // over rows of 4096 (level1/95_CrossEntropyLoss) was issue-bound at 49% of the memory ceiling.
+  template <int N>
+  __device__ void pushAll(const float* x) {
+    float top = x[0];
+    for (int l = 1; l < N; ++l) top = sc_max(top, x[l]);
+    top = sc_max(m, top);
+    if (top == __int_as_float(0xff800000)) return;  // every element so far −inf: s stays 0
+    if (!(top == m)) {  // a larger max (or NaN, which sc_max keeps and makes s NaN as merge does)
+      s *= expf(m - top);
+      m = top;
+    }
+    for (int l = 0; l < N; ++l) s += expf(x[l] - m);
+  }
   // One element more, as a loop over single elements (a column, a ragged row's ends) takes it.
-  __device__ void push(float x) { *this = merge(*this, of<1>(&x)); }
+  __device__ void push(float x) { pushAll<1>(&x); }
   __device__ static MaxExpSum load(const MaxExpSum* p) { return {__ldcg(&p->m), __ldcg(&p->s)}; }
   __device__ MaxExpSum shuffled(int o) const {
     return {__shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o)};
@@ -52,6 +67,8 @@ struct Moments {
     for (int l = 0; l < N; ++l) m2 += (x[l] - mean) * (x[l] - mean);
     return {(float)N, mean, m2};
   }
+  template <int N>
+  __device__ void pushAll(const float* x) { *this = merge(*this, of<N>(x)); }
   // One element more: Welford's update, what merge(*this, {1, x, 0}) computes, without merge's
   // branches and full-precision division. A column kernel merges its elements one at a time; with
   // merge, level2/52's per-channel moments over 520 MB ran at 1.8 TB/s where a plain sum pass ran

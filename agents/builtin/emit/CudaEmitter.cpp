@@ -869,7 +869,7 @@ private:
   }
 
   // Accumulates pass `p` over the chunks `first, first + stride, ...` of the row at `rowBase`:
-  // into acc<r> (and acci<r>), or a fold's state, merged once per chunk.
+  // into acc<r> (and acci<r>), or a fold's state, which takes each chunk whole (pushAll).
   void accumulate(std::ostream& o, Scope& row, const Pass& p, const std::string& first, int64_t stride,
                   const std::string& indent, int unroll = 4) {
     if (p.fold != Fold::None) {
@@ -880,7 +880,7 @@ private:
         laneBody(o, {p.input}, s, in2,
                  [&](std::ostream& os, const auto& names, const std::string& in3) { os << in3 << "X[l] = " << names[0] << ";\n"; },
                  [&](std::ostream& os, const std::string& in3) {
-                   os << in3 << st << " = " << T << "::merge(" << st << ", " << T << "::of<VEC>(X));\n";
+                   os << in3 << st << ".pushAll<VEC>(X);\n";
                  });
       });
       elementLoop(o, row, first, stride, indent, [&](Scope& s, const std::string& in2) {
