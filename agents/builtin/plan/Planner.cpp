@@ -292,8 +292,7 @@ private:
     if (!w || plan_.kernels[w->first].kernel.outputs[w->second].perRow) return false;
     KernelOutput& o = plan_.kernels[w->first].kernel.outputs[w->second];
     o.tensorId = out->id;
-    o.strides.assign(rank, 1);
-    for (int64_t d = rank - 1; d > 0; --d) o.strides[d - 1] = o.strides[d] * out->shape[d];
+    o.strides = out->strides;  // as eager lays the flip's result out, which its readers read
     o.offset = 0;
     for (int64_t d : flipped) {
       o.offset += (out->shape[d] - 1) * o.strides[d];
