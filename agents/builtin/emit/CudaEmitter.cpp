@@ -1394,12 +1394,12 @@ private:
     return strides;
   }
 
-  // The column offsets of the inputs reducedStrides() steps, inside the scope where `lin` is the
-  // column's first element.
-  void columnOffsets(std::ostream& o, const std::string& ind) {
+  // The column offsets of the inputs reducedStrides() steps, where `first` is the column's first
+  // element.
+  void columnOffsets(std::ostream& o, const std::string& ind, const std::string& first = "lin") {
     for (const auto& entry : inputAt_) {
       const std::string i = std::to_string(entry.first);
-      o << ind << "const int64_t cb" << i << " = " << name_ << "_off" << i << "(lin); (void)cb" << i << ";\n";
+      o << ind << "const int64_t cb" << i << " = " << name_ << "_off" << i << "(" << first << "); (void)cb" << i << ";\n";
     }
   }
 
@@ -1884,15 +1884,21 @@ private:
   }
 
   // A scan along a dim with contiguous dims after it: one thread per (outer, inner) position
-  // walks the scanned dim; neighbouring threads read neighbouring elements.
+  // walks the scanned dim; neighbouring threads read neighbouring elements. A strided input is
+  // read at its column's offset (computed once, columnOffsets) plus the row times its stride.
   void columnScan(std::ostream& o) {
     const int64_t R = k_.reduced(), inner = k_.inner();
     const int sv = scanValue();
     const std::string op = scanOp(), S = std::to_string(sv);
+    for (const auto& [i, stride] : reducedStrides()) inputAt_[i] = "cb" + std::to_string(i) + stepped("c", stride);
     o << kernelHead() << "  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < " << count(k_.outer() * inner)
       << "; t += (int64_t)gridDim.x * blockDim.x) {\n"
-      << "    const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n"
-      << "    double acc = " << op << "::identity();\n"
+      << "    const int64_t o = t / " << i64(inner) << ", i = t % " << i64(inner) << ";\n";
+    if (!inputAt_.empty()) {
+      o << "    const int64_t column = o * " << i64(R * inner) << " + i;\n";
+      columnOffsets(o, "    ", "column");
+    }
+    o << "    double acc = " << op << "::identity();\n"
       << "    for (int64_t c = 0; c < " << i64(R) << "; ++c) {\n"
       << "      const int64_t lin = (o * " << i64(R) << " + c) * " << i64(inner) << " + i;\n";
     Scope s;
@@ -1902,6 +1908,7 @@ private:
     s.memo[sv] = "scan" + S;
     writeElement(o, s, "      ");
     o << "    }\n  }\n}\n";
+    inputAt_.clear();
   }
 
   void launcher(std::ostream& o) {
