@@ -7,7 +7,10 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # annotations only: the module reads source text and needs no PyTorch to load
+    import torch
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:

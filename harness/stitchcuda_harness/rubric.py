@@ -15,7 +15,7 @@ from .rubric_coverage import operator_coverage, own_work
 from .rubric_engineering import cuda_text, measure_engineering
 from .rubric_metrics import find_profile
 from .static_guards import StaticContext, reference_runs_in_tf32, scan_candidate
-from .verdict import CHECK_NAMES, VERIFIER_CHECKS, Finding, Verdict
+from .verdict import VERIFIER_CHECKS, Finding, Verdict
 
 SCHEMA = "stitchcuda.score/1"
 

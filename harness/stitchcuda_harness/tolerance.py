@@ -186,7 +186,6 @@ def compare_with_truth(actual: torch.Tensor, expected: torch.Tensor, truth: torc
 
 def _compare_with_sampled_truth(actual: torch.Tensor, expected: torch.Tensor, truth: torch.Tensor, atol: float,
                                 rtol: float, limit: int, rows: torch.Tensor) -> TruthComparison:
-    work = _work_device(actual, expected, truth)
     picked = [t.detach().index_select(0, rows.to(t.device)) for t in (actual, expected)]
     sampled = compare_with_truth(picked[0], picked[1], truth, atol, rtol, limit)
     del picked
