@@ -72,7 +72,7 @@ def kernelbench_check(reference: str, candidate: str, params: dict[str, Any]) ->
             cache = params.get("cacheDir") or DEFAULT_CACHE_DIR
             build = Builder(cache, params.get("arch")).build(files.cuda)
             if not build.ok:
-                first = next((d for d in build.diagnostics if d.severity == "error"), None)
+                first = build.first_error()
                 raise stop("build", message=f"{first.file}:{first.line}: {first.message}" if first else "nvcc failed")
             library = build.library
         try:

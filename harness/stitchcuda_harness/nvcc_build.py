@@ -56,6 +56,10 @@ class BuildResult:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    def first_error(self) -> Optional[Diagnostic]:
+        """The compiler's first error, what a failed build is reported by."""
+        return next((d for d in self.diagnostics if d.severity == "error"), None)
+
 
 def find_nvcc() -> Optional[str]:
     for candidate in (shutil.which("nvcc"), os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")):

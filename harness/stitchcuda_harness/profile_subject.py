@@ -36,7 +36,7 @@ def load_subject(task: Task, device: torch.device, seed: int, candidate: Optiona
         cache = cache_dir or DEFAULT_CACHE_DIR
         build = Builder(cache, arch).build(files.cuda)
         if not build.ok:
-            first = next((d for d in build.diagnostics if d.severity == "error"), None)
+            first = build.first_error()
             raise HarnessError("build_error", first.message if first else "nvcc failed", files.cuda, first.line if first else None)
         library = build.library
     module = load_module(files.python, "candidate", {"__stitch_library__": library} if library else None)
