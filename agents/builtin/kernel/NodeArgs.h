@@ -4,6 +4,7 @@
 
 #include "agents/ir/GraphIR.h"
 
+#include <set>
 #include <string>
 
 namespace stitch::agents::builtin {
@@ -27,6 +28,20 @@ inline double number(const Node& node, const std::string& name, double fallback)
 inline bool isNone(const Node& node, const std::string& name) {
   const Argument* a = node.arg(name);
   return !a || (!a->tensor && std::holds_alternative<std::monostate>(a->value));
+}
+
+// torch.flip's dims as non-negative dims of a tensor of `rank`, or why not (no list, a dim out of
+// range): what the kernel builder flips by reading and the planner by writing (placeFlip).
+inline Outcome<std::set<int64_t>> flipDims(const Node& node, int64_t rank) {
+  const Argument* dimsArg = node.arg("dims");
+  const auto dims = dimsArg ? asIntList(dimsArg->value) : std::nullopt;
+  if (!dims) return Failure{node.where() + ": flip without a list of dims"};
+  std::set<int64_t> flipped;
+  for (int64_t d : *dims) {
+    if (d < -rank || d >= rank) return Failure{node.where() + ": flip dim " + std::to_string(d) + " out of range"};
+    flipped.insert(d < 0 ? d + rank : d);
+  }
+  return flipped;
 }
 
 }  // namespace stitch::agents::builtin

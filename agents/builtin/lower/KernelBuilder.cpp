@@ -492,16 +492,11 @@ Outcome<bool> KernelBuilder::lowerPad(const Node& node) {
 // is the input's at size - 1 - c, a read through that dim's stride negated from its last
 // element. A flipped value this kernel computes is written first and flipped by the next kernel.
 Outcome<bool> KernelBuilder::lowerFlip(const Node& node) {
-  const Argument* dimsArg = node.arg("dims");
-  const auto dims = dimsArg ? asIntList(dimsArg->value) : std::nullopt;
   const Argument* self = node.arg("self");
   const auto rank = self && self->tensor ? static_cast<int64_t>(graph_->tensor(*self->tensor)->shape.size()) : 0;
-  if (!dims) return Failure{node.where() + ": flip without a list of dims"};
-  std::set<int64_t> flipped;
-  for (int64_t d : *dims) {
-    if (d < -rank || d >= rank) return Failure{node.where() + ": flip dim " + std::to_string(d) + " out of range"};
-    flipped.insert(d < 0 ? d + rank : d);
-  }
+  auto dims = flipDims(node, rank);
+  if (!dims) return dims.error();
+  const std::set<int64_t>& flipped = dims.value();
   auto read = coordinateRead(node, "flips");
   if (!read) return read.error();
   const auto& [in, out, map] = read.value();

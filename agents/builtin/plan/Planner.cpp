@@ -275,18 +275,12 @@ private:
   bool placeFlip(const Node& n) {
     if (!options_.fuse || baseName(n.op) != "flip" || n.outputs.size() != 1) return false;
     const Argument* self = n.arg("self");
-    const Argument* dimsArg = n.arg("dims");
-    const auto dims = dimsArg ? asIntList(dimsArg->value) : std::nullopt;
-    if (!self || !self->tensor || !dims || !movable(n, *self->tensor)) return false;
+    if (!self || !self->tensor || !movable(n, *self->tensor)) return false;
     const std::string& in = *self->tensor;
     if (!writerOf(in) && !open_.computes(in)) return false;
     const TensorInfo* out = graph_.tensor(n.outputs[0]);
-    const auto rank = static_cast<int64_t>(out->shape.size());
-    std::set<int64_t> flipped;
-    for (int64_t d : *dims) {
-      if (d < -rank || d >= rank) return false;  // the kernel builder says why
-      flipped.insert(d < 0 ? d + rank : d);
-    }
+    const auto flipped = flipDims(n, static_cast<int64_t>(out->shape.size()));
+    if (!flipped) return false;  // the kernel builder says why
     close();
     const auto w = writerOf(in);
     if (!w || plan_.kernels[w->first].kernel.outputs[w->second].perRow) return false;
@@ -294,7 +288,7 @@ private:
     o.tensorId = out->id;
     o.strides = out->strides;  // as eager lays the flip's result out, which its readers read
     o.offset = 0;
-    for (int64_t d : flipped) {
+    for (int64_t d : flipped.value()) {
       o.offset += (out->shape[d] - 1) * o.strides[d];
       o.strides[d] = -o.strides[d];
     }
