@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -26,6 +27,23 @@ std::string rowKey(std::size_t row, const std::string& candidate) { return std::
 json requestedOf(const json& row) {
   return json{{"reference", row.is_object() ? row.value("reference", "") : ""},
               {"candidate", row.is_object() ? row.value("candidate", "") : ""}};
+}
+
+// A row's estimated cost for the order of a batch on several GPUs (RowQueue): its candidate's bytes
+// of code (a folder's files, or the one file). A row's time is mostly the candidate's build, which
+// grows with its code: 17 kB rows took 3 s, 75 kB 6-7 s, 100 kB 11 s on an H200
+// (reward_throughput_2026-11-29b_h200). A path that cannot be read costs nothing.
+double candidateBytes(const std::string& candidate) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(candidate, ec)) {
+    const auto size = fs::file_size(candidate, ec);
+    return ec ? 0.0 : static_cast<double>(size);
+  }
+  double bytes = 0;
+  for (const auto& entry : fs::directory_iterator(candidate, ec))
+    if (entry.is_regular_file(ec)) bytes += static_cast<double>(entry.file_size(ec));
+  return bytes;
 }
 
 bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
@@ -58,9 +76,9 @@ json rowLineHead(std::size_t row, const json& parsed) {
   return line;
 }
 
-std::unique_ptr<agents::Worker> batchWorker(const HostConfig& config, std::optional<int> gpu) {
+std::unique_ptr<agents::Worker> batchWorker(const HostConfig& config, std::optional<int> gpu, int workers) {
   return std::make_unique<WorkerProcess>(
-      WorkerSettings{config.python, config.harnessDir, {}, gpu, config.loadTimeoutSeconds}, [](const json& event) {
+      WorkerSettings{config.python, config.harnessDir, {}, gpu, config.loadTimeoutSeconds, cpuShare(workers)}, [](const json& event) {
         if (event.value("event", "") == "log")  // verifyStage events are for deadlines
           std::cerr << "harness: " << event.value("message", "") << "\n";
       });
@@ -69,12 +87,13 @@ std::unique_ptr<agents::Worker> batchWorker(const HostConfig& config, std::optio
 RowBatchOutcome runRowBatch(const HostConfig& config, const RowBatch& batch, const RowWork& work) {
   const auto& rows = batch.rows;
   auto parsed = [&](std::size_t i) { return json::parse(rows[i], nullptr, false); };
-  // Each row's key, and its reference (for the workers' order on several GPUs, RowQueue.h): one parse each.
-  std::vector<std::string> keys, references;
+  // Each row's key, reference and candidate (the workers' order on several GPUs, RowQueue.h): one parse each.
+  std::vector<std::string> keys, references, candidates;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const json requested = requestedOf(parsed(i));
     keys.push_back(rowKey(i, requested["candidate"]));
     references.push_back(requested["reference"]);
+    candidates.push_back(requested["candidate"]);
   }
   if (batch.slurm.element)  // one row of a Slurm array, on its node
     return {runSlurmElement(batch.slurm, keys, [&](std::size_t i) -> std::optional<json> {
@@ -113,14 +132,19 @@ RowBatchOutcome runRowBatch(const HostConfig& config, const RowBatch& batch, con
         });
     if (status != 0) return {2};
   } else {
-    // One worker takes the rows in file order; several keep to a reference each (RowQueue.h).
+    // One worker takes the rows in file order; several keep to a reference each, the costliest
+    // references first (RowQueue.h).
     std::vector<bool> take;
-    for (std::size_t i = 0; i < rows.size(); ++i) take.push_back(!blank(rows[i]) && !done->count(keys[i]));
-    RowQueue queue(batch.gpus > 1 ? references : std::vector<std::string>(rows.size()), take);
+    std::vector<double> costs;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      take.push_back(!blank(rows[i]) && !done->count(keys[i]));
+      costs.push_back(batch.gpus > 1 && take.back() ? candidateBytes(candidates[i]) : 0.0);
+    }
+    RowQueue queue(batch.gpus > 1 ? references : std::vector<std::string>(rows.size()), take, costs);
     // Each line says where the row ran and how long it took (the worker's start in its first row's
     // time), so that a batch's GPUs can be seen busy or idle from its output alone.
     auto local = [&](std::optional<int> gpu) {
-      auto worker = batchWorker(config, gpu);
+      auto worker = batchWorker(config, gpu, batch.gpus);
       std::optional<std::string> reference;
       while (auto i = queue.next(reference)) {
         const auto start = std::chrono::steady_clock::now();

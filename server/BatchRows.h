@@ -42,7 +42,8 @@ struct RowBatchOutcome {
 // "COMMAND: N <doneWord>, K already in OUT, F failed" on stderr.
 RowBatchOutcome runRowBatch(const HostConfig& config, const RowBatch& batch, const RowWork& work);
 
-// A harness worker for batch work: on GPU `gpu` alone, or on what the environment shows.
-std::unique_ptr<agents::Worker> batchWorker(const HostConfig& config, std::optional<int> gpu);
+// A harness worker for batch work: on GPU `gpu` alone, or on what the environment shows; one of
+// `workers` on this host (its share of the cores, cpuShare).
+std::unique_ptr<agents::Worker> batchWorker(const HostConfig& config, std::optional<int> gpu, int workers = 1);
 
 }  // namespace stitch::server

@@ -22,7 +22,7 @@ struct NoTorchPython {
   std::string message;
 };
 
-// The first candidate that imports torch (each tried with a deadline).
+// The first candidate in which the torch package is found (each tried with a deadline).
 protocol::Result<std::string, NoTorchPython> findTorchPython();
 
 }  // namespace stitch::server

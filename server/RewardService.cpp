@@ -60,7 +60,7 @@ public:
                 std::optional<std::string> token, RewardSettings settings, RewardSlurmWorkers* slurm)
       : args_(args), token_(std::move(token)), settings_(std::move(settings)), slurm_(slurm),
         pool_(std::move(gpus), static_cast<std::size_t>(args.queueCapacity()),
-              slurm ? slurm->factory() : workerFactory(config), std::chrono::seconds(120), args.slurm.retries) {
+              slurm ? slurm->factory() : workerFactory(config, args.workers()), std::chrono::seconds(120), args.slurm.retries) {
     const std::size_t threads = static_cast<std::size_t>(args.workers() + args.queueCapacity()) + kSpareThreads;
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     http_.set_payload_max_length(args.maxBodyBytes);
@@ -122,9 +122,10 @@ public:
 private:
   static constexpr std::size_t kSpareThreads = 8;  // for health, metrics and refusals while the queue is full
 
-  static RewardPool::WorkerFactory workerFactory(const HostConfig& config) {
-    return [python = config.python, harness = config.harnessDir, load = config.loadTimeoutSeconds](std::size_t, std::optional<int> gpu) {
-      return std::make_unique<WorkerProcess>(WorkerSettings{python, harness, {}, gpu, load}, [](const json& event) {
+  static RewardPool::WorkerFactory workerFactory(const HostConfig& config, int workers) {
+    return [python = config.python, harness = config.harnessDir, load = config.loadTimeoutSeconds,
+            threads = cpuShare(workers)](std::size_t, std::optional<int> gpu) {
+      return std::make_unique<WorkerProcess>(WorkerSettings{python, harness, {}, gpu, load, threads}, [](const json& event) {
         if (event.value("event", "") == "log") logDebug("harness: " + event.value("message", ""));
       });
     };

@@ -1,14 +1,22 @@
 // A batch's rows grouped by reference for its workers; see RowQueue.h.
 #include "server/RowQueue.h"
 
+#include <algorithm>
+
 namespace stitch::server {
 
-RowQueue::RowQueue(const std::vector<std::string>& references, const std::vector<bool>& take) {
+RowQueue::RowQueue(const std::vector<std::string>& references, const std::vector<bool>& take,
+                   const std::vector<double>& costs)
+    : costs_(costs) {
+  costs_.resize(references.size(), 1.0);
   for (std::size_t i = 0; i < references.size(); ++i) {
     if (i >= take.size() || !take[i]) continue;
     if (!left_.count(references[i])) order_.push_back(references[i]);
     left_[references[i]].push_back(i);
+    work_[references[i]] += costs_[i];
   }
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](const std::string& a, const std::string& b) { return work_[a] > work_[b]; });
 }
 
 std::optional<std::size_t> RowQueue::next(std::optional<std::string>& current) {
@@ -18,10 +26,9 @@ std::optional<std::size_t> RowQueue::next(std::optional<std::string>& current) {
     if (current) --workers_[*current];
     const std::string* pick = nullptr;
     for (const auto& reference : order_) {
-      const auto& rows = left_[reference];
-      if (rows.empty()) continue;
+      if (left_[reference].empty()) continue;
       if (!pick || workers_[reference] < workers_[*pick] ||
-          (workers_[reference] == workers_[*pick] && rows.size() > left_[*pick].size()))
+          (workers_[reference] == workers_[*pick] && work_[reference] > work_[*pick]))
         pick = &reference;
     }
     if (!pick) return std::nullopt;
@@ -31,6 +38,7 @@ std::optional<std::size_t> RowQueue::next(std::optional<std::string>& current) {
   }
   const std::size_t row = mine->second.front();
   mine->second.pop_front();
+  work_[*current] -= costs_[row];
   return row;
 }
 

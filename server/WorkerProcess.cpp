@@ -13,6 +13,7 @@
 #include <mutex>
 #include <poll.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace stitch::server {
@@ -42,6 +43,11 @@ std::chrono::milliseconds callDeadline(std::chrono::milliseconds configured, std
   if (!loadTimeoutSeconds) return configured;
   const auto stage = std::chrono::milliseconds(static_cast<long long>((*loadTimeoutSeconds + kAnswerSeconds) * 1000));
   return std::max(configured, stage);
+}
+
+std::optional<unsigned> cpuShare(int workers) {
+  if (workers <= 1) return std::nullopt;
+  return std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(workers));
 }
 
 WorkerProcess::WorkerProcess(WorkerSettings settings, std::function<void(const protocol::json&)> onEvent)
@@ -81,6 +87,8 @@ std::optional<agents::WorkerError> WorkerProcess::spawn() {
   }
   spec.setEnv = {"PYTHONPATH=" + pythonPath, "PYTHONUNBUFFERED=1"};
   if (settings_.gpu) spec.setEnv.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(*settings_.gpu));
+  if (settings_.cpuThreads && !std::getenv("OMP_NUM_THREADS"))
+    spec.setEnv.push_back("OMP_NUM_THREADS=" + std::to_string(*settings_.cpuThreads));
   spec.pipeStdin = true;
   auto child = process::spawnChild(spec);
   if (!child)

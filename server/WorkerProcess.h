@@ -24,7 +24,14 @@ struct WorkerSettings {
   // Seconds each stage of the model's code may take (import, __init__, get_inputs, a forward): past
   // it the worker answers stage_timeout, naming the stage and the model's line, and exits.
   std::optional<double> loadTimeoutSeconds = std::nullopt;
+  // OMP_NUM_THREADS for this worker (unless the user set it): where several workers share a host,
+  // each PyTorch sizing its thread pool to every core oversubscribed the cores (a 4-GPU batch's rows
+  // ran 15% slower than one GPU's, bench/results/reward_throughput_2026-11-29b_h200).
+  std::optional<unsigned> cpuThreads = std::nullopt;
 };
+
+// Each of `workers` workers' share of this host's cores; none for a single worker.
+std::optional<unsigned> cpuShare(int workers);
 
 // A call's deadline that leaves a stage of the model's code its whole load timeout, and the worker
 // time to say where it was: the host's own deadline is the backstop for what the worker cannot stop.

@@ -27,6 +27,28 @@ class KernelTrace:
     error: str = ""
 
 
+_profiler_warm = False
+
+
+def warm_profiler(device: torch.device) -> None:
+    """Starts the profiler once in this process, with nothing to measure. Its first session costs
+    seconds (CUPTI's start: 5.5 s on an H200, a later session 5 ms, bench/results/
+    reward_throughput_2026-11-29b_h200/first_row_costs.txt), which a worker's first trace would pay
+    inside its first verify; the verifier calls this while the candidate's nvcc runs in another
+    process. A profiler that cannot start is said by the trace itself."""
+    global _profiler_warm
+    if _profiler_warm or device.type != "cuda":
+        return
+    _profiler_warm = True
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]):
+            torch.empty(1, device=device).fill_(0.0)
+            torch.cuda.synchronize(device)
+    except Exception:  # trace_kernels meets the same failure and reports it
+        pass
+
+
 def trace_kernels(call: Callable[[], Any], device: torch.device) -> KernelTrace:
     marker = torch.empty(1, device=device)
     torch.cuda.synchronize()

@@ -30,7 +30,7 @@ from .environment_info import pick_device
 from .errors import (OUT_OF_MEMORY_CODES, HarnessError, from_exception, is_no_gpu_error, is_out_of_memory,
                      is_sticky_cuda_error)
 from .ground_truth import GroundTruth, Truth, to_float64
-from .kernel_trace import own_kernel_names, stream_findings, trace_kernels
+from .kernel_trace import own_kernel_names, stream_findings, trace_kernels, warm_profiler
 from .model_state import buffer_differences, construction_difference
 from .module_loader import load_module
 from .nvcc_build import DEFAULT_CACHE_DIR, Builder
@@ -273,7 +273,9 @@ class Verification:
         if not self.files or not self.files.cuda:
             return None
         with self._stage("build"), self._candidate_runs():
-            result = Builder(self._cache_dir(), self.config.arch).build(self.files.cuda)
+            pending = Builder(self._cache_dir(), self.config.arch).start(self.files.cuda)
+            warm_profiler(self.device)  # while nvcc runs: the kernel trace's first session then costs nothing
+            result = pending.result()
         self.verdict.build = {k: v for k, v in result.to_json().items() if k != "log"}
         if not result.ok:
             errors = [d for d in result.diagnostics if d.severity == "error"] or result.diagnostics

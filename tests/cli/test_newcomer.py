@@ -1,5 +1,5 @@
 """A newcomer's first commands in a terminal: which Python runs the harness when --python is not given
-(the active environment's, else the first on PATH that imports torch, else one line naming --python),
+(the active environment's, else the first on PATH that has torch installed, else one line naming --python),
 the command line's mistakes found before the job starts (a missing file, an --out that cannot be
 written), errors that name the user's own file rather than the job's copy of it, and help that names
 what each command takes. Runs on this CPU machine; needs the host binary in STITCHCUDA_BIN and a Python
@@ -62,7 +62,7 @@ class NewcomerTest(unittest.TestCase):
     def test_help_says_the_rule(self) -> None:
         done = run(["optimize", "--help"], self.env)
         self.assertEqual(done.returncode, 0)
-        self.assertIn("first python3 or python on PATH that imports torch", " ".join(done.stdout.split()))
+        self.assertIn("first python3 or python on PATH that has torch installed", " ".join(done.stdout.split()))
 
     def test_an_out_that_cannot_be_written_is_refused_before_the_job(self) -> None:
         blocker = os.path.join(self.dir, "a-file")
