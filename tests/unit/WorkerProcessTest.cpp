@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 
 using namespace stitch;
 using namespace std::chrono_literals;
@@ -32,6 +33,23 @@ TEST(WorkerProcess, AnswersAndForwardsEventsSkippingNoise) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["message"], "working");
   EXPECT_EQ(w.starts(), 1);
+}
+
+// A worker is pinned to its GPU and, where several share the host, to its share of the cores: its
+// PyTorch would otherwise size its thread pool to every core (OMP_NUM_THREADS), unless the user set it.
+TEST(WorkerProcess, SeesItsGpuAndItsShareOfTheCores) {
+  auto settings = fakeWorker();
+  settings.gpu = 1;
+  settings.cpuThreads = server::cpuShare(4);
+  ASSERT_TRUE(settings.cpuThreads);
+  server::WorkerProcess w(settings, nullptr);
+  auto r = w.call("env", {{"names", {"CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS"}}}, 20s, agents::CancelToken());
+  ASSERT_TRUE(r.ok()) << r.error->message;
+  EXPECT_EQ((*r.result)["CUDA_VISIBLE_DEVICES"], "1");
+  const char* own = std::getenv("OMP_NUM_THREADS");
+  EXPECT_EQ((*r.result)["OMP_NUM_THREADS"], own ? std::string(own) : std::to_string(*settings.cpuThreads));
+  EXPECT_FALSE(server::cpuShare(1)) << "a worker alone keeps PyTorch's own choice";
+  EXPECT_EQ(server::cpuShare(1 << 20), 1u) << "never fewer than one thread";
 }
 
 TEST(WorkerProcess, StructuredErrorsKeepFileAndLine) {
