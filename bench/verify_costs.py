@@ -43,7 +43,7 @@ def main() -> None:
     pinned = timed("pinned host buffer (allocation)", lambda: torch.empty(x.shape, dtype=x.dtype, pin_memory=True))
     timed("keep on the CPU (pinned copy_)", lambda: pinned.copy_(x), n)
     timed("bring back (pinned .to(cuda))", lambda: pinned.to(dev, copy=True), n)
-    del pinned, kept
+    pinned = kept = None  # freed before the device clone
     y = timed("clone on the device", lambda: x.clone(), 2 * n)
     z = torch.relu(x)
     timed("compare (sliced, fp64)", lambda: compare(z, y))

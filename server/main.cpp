@@ -65,7 +65,8 @@ server::Server::RunnerFactory runnerFactory() {
     limits.baseline.stepDeadline = server::callDeadline(config.workerDeadline, loadTimeout);
     limits.verifyDeadline = server::callDeadline(limits.verifyDeadline, loadTimeout);
     limits.profile.ncuRuns = config.ncuRuns;
-    limits.profile.gemmCeilingProgram = agents::builtin::gemmCeilingProgram();
+    static const std::string gemmCeiling = agents::builtin::gemmCeilingProgram();  // 40 kB, the same for every job
+    limits.profile.gemmCeilingProgram = gemmCeiling;
     limits.recordTransitions = config.recordTransitions;
     if (options.brain != "builtin") return llmRunner(options, config, std::move(workers), limits);
     return std::make_unique<agents::loop::OptimizeLoop>(

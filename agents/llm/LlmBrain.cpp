@@ -224,7 +224,7 @@ std::optional<loop::Draft> LlmBrain::next(const std::optional<loop::Feedback>& l
   std::string title = candidate.strategy.empty() ? "LLM candidate " + std::to_string(drafts_) : candidate.strategy;
   if (title.size() > 100) title = title.substr(0, 97) + "...";
   previous_ = Previous{dir.filename().string(), candidate.strategy, candidate.cuda, candidate.python};
-  return loop::Draft{title, refine ? "llm-refine" : "llm", dir};
+  return loop::Draft{title, refine ? "llm-refine" : "llm", dir, std::nullopt};  // no changed plan to announce
 }
 
 protocol::Range LlmBrain::editRange() const { return {{forward_.bodyFirst - 1, 0}, {forward_.bodyLast, 0}}; }

@@ -460,7 +460,7 @@ class Verification:
             del raw
             refs = self.task.forward(self.ref_model, clone_values(part))
             record = self._compare(outs, refs, len(self.verdict.trials), seed, f"get_inputs, its first {rows} of {batch} rows",
-                                   lambda: part)
+                                   lambda kept=part: kept)  # bound now: `part` is deleted below
             self.verdict.trials.append(record)
             del outs, refs, part
 
