@@ -6,8 +6,8 @@
 // 4 GPUs scored in 0.33x the one-GPU time where serve-reward took 0.28x,
 // bench/results/reward_throughput_2026-11-28_h100). Work is each row's estimated cost: the
 // references with the most start first, so that the batch does not end on its longest rows (the
-// largest task's rows, taken last in file order, left three of four GPUs idle for their last 6-12 s,
-// reward_throughput_2026-11-29b_h200). Each row is taken exactly once.
+// largest task's rows, taken last in file order, kept one GPU busy 6-15 s after the others had
+// finished, reward_throughput_2026-11-29b_h200). Each row is taken exactly once.
 #pragma once
 
 #include <cstddef>
