@@ -51,11 +51,13 @@ std::optional<BaselineFacts> runBaselinePhase(const JobRequest& request, JobCont
                                               const BaselineLimits& limits, protocol::JobFinishedParams& finished,
                                               bool withTiming = true);
 
-// Eager and torch.compile timed side by side (the harness caches the result per task and GPU, and
-// the verifier reads it from there), logged with the seconds it took and `beside`, what ran meanwhile
-// ("c1's build"; empty: nothing). False when it ended the job, with `finished` saying how.
-bool timeReference(const JobRequest& request, JobContext& context, Worker& worker, const BaselineLimits& limits,
-                   protocol::JobFinishedParams& finished, const std::string& beside = "");
+// Eager and torch.compile timed side by side, or eager alone without `withCompile` (the harness
+// caches the result per task and GPU, and the verifier reads it from there), logged with the seconds
+// it took and `beside`, what ran meanwhile ("c1's build"; empty: nothing). The harness's baseline, or
+// nothing when the call failed, with `finished` saying how the job would end.
+std::optional<protocol::json> timeReference(const JobRequest& request, JobContext& context, Worker& worker,
+                                            const BaselineLimits& limits, protocol::JobFinishedParams& finished,
+                                            const std::string& beside = "", bool withCompile = true);
 
 class BaselineJob final : public JobRunner {
 public:

@@ -96,6 +96,8 @@ public:
       if (!cuda_) break;  // without measurements there is nothing to choose between variants
       if (!verifierFailure_.empty()) break;  // the next candidate would meet the same verifier
       if (context_.cancelToken().cancelled()) return cancelled();
+      if (!compileTimed_)
+        if (auto ended = timeCompile()) return *ended;
       failuresInRow = fb.passed ? 0 : failuresInRow + 1;
       stagnantInRow = fb.passed && !improvedBest_ ? stagnantInRow + 1 : 0;
       last = fb;
@@ -116,9 +118,11 @@ private:
     context_.emit(plan_);
   }
 
-  // BASELINE's eager and torch.compile timing, once, before the first verify (which reads it from
-  // the harness's cache), while the first candidate builds in the worker's background: for a large
-  // network each takes tens of seconds, and neither needs the other. A value when the job ended.
+  // BASELINE's eager timing, once, before the first verify (which reads it from the harness's
+  // cache), while the first candidate builds in the worker's background; torch.compile's only after
+  // that verify (timeCompile): its compile took 41-55 s of the 75-94 s before ResNet-101's and
+  // DenseNet121's first verified candidates (bench/results/kernelbench_2026-11-29_h200's
+  // first_candidate_phases.md), and no candidate's correctness needs it. A value when the job ended.
   std::optional<protocol::JobFinishedParams> timeReferenceBeside(const std::string& id, const Draft& d) {
     referenceTimed_ = true;
     std::string beside;
@@ -131,9 +135,40 @@ private:
                           "); verify builds it", "warning");
     }
     protocol::JobFinishedParams finished;
-    if (timeReference(request_, context_, worker_, limits_.baseline, finished, beside)) return std::nullopt;
+    if (auto baseline = timeReference(request_, context_, worker_, limits_.baseline, finished, beside, false)) {
+      // A baseline cached with torch.compile (an earlier job on this task) leaves nothing to time later.
+      compileTimed_ = compileInVerify_ = !baseline->value("compile", json()).is_null();
+      return std::nullopt;
+    }
     if (context_.cancelToken().cancelled()) return cancelled();
     return finished;
+  }
+
+  // torch.compile timed beside eager (the harness's baseline, cached for the later verifies), after
+  // the first verify; the candidates verified before it get their speedup over torch.compile the way
+  // the verifier computes it (their speedup over eager over torch.compile's), sent again. A job cut
+  // here keeps what it verified; a failed timing leaves the candidates without that number.
+  std::optional<protocol::JobFinishedParams> timeCompile() {
+    compileTimed_ = true;
+    protocol::JobFinishedParams finished;
+    auto baseline = timeReference(request_, context_, worker_, limits_.baseline, finished);
+    if (context_.cancelToken().cancelled()) return cancelled();
+    if (!baseline) {
+      log("BASELINE", "torch.compile was not timed: " + finished.message, "warning");
+      return std::nullopt;
+    }
+    compileInVerify_ = true;
+    const auto eager = number(baseline->value("eager", json::object()), "median_ms");
+    const auto compiled = number(baseline->value("compile", json::object()), "median_ms");
+    if (!eager || !compiled || *compiled <= 0) return std::nullopt;
+    for (auto& event : verifiedBeforeCompile_) {
+      event.candidate.speedupCompile = *event.candidate.speedupEager / (*eager / *compiled);
+      log("BASELINE", event.candidate.id + ": " + fixed(*event.candidate.speedupCompile, 2) +
+                          "x torch.compile (its speedup over eager, over torch.compile's)");
+      context_.emit(event);
+    }
+    verifiedBeforeCompile_.clear();
+    return std::nullopt;
   }
 
   bool planPhase(const BaselineFacts& facts, bool replan) {
@@ -242,6 +277,7 @@ private:
                 {"rtol", request_.options.tolerance.rtol},
                 {"allowPrecision", request_.options.allowPrecision},
                 {"precision", request_.options.precision},
+                {"compileBaseline", compileInVerify_},
                 {"timer", {{"maxSeconds", limits_.baseline.timingSeconds}}}};
     activity_ = {};
     WorkerReply reply = worker_.call("verify", params, limits_.verifyDeadline, context_.cancelToken());
@@ -300,6 +336,7 @@ private:
     if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");
     fb.speedupEager = event.candidate.speedupEager;
     context_.emit(event);
+    if (fb.passed && !compileInVerify_ && speedupEager && !speedupCompile) verifiedBeforeCompile_.push_back(event);
     if (!fb.passed) {
       std::vector<profiling::FailedCheck> failed;
       for (const json& f : v.value("findings", json::array())) {
@@ -524,7 +561,10 @@ private:
   bool cuda_ = false;
   std::string gpu_;  // the device the candidates are verified on, as the harness names it
   bool replanned_ = false;
-  bool referenceTimed_ = false;  // eager and torch.compile, timed beside the first candidate's build
+  bool referenceTimed_ = false;  // eager, timed beside the first candidate's build
+  bool compileTimed_ = false;    // torch.compile's timing was tried, after the first verify
+  bool compileInVerify_ = false;  // it is cached: each verify gives the speedup over torch.compile
+  std::vector<protocol::CandidateParams> verifiedBeforeCompile_;  // their speedup over it comes later
   bool improvedBest_ = false;  // the last verified candidate beat the best by more than noise
   bool builtAny_ = false;
   std::string noPlanReason_;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -71,6 +72,7 @@ struct Script {
   std::function<std::optional<WorkerReply>(const std::string& method)> intercept;  // cancels, delays
   std::vector<json> verifyEvents;  // what every verify call sends before its reply
   json ceilingsParams;             // what measureCeilings was sent
+  std::map<std::string, std::vector<json>> sent;  // each method's params, call by call
 };
 
 class ScriptedWorker final : public Worker {
@@ -79,6 +81,7 @@ public:
   WorkerReply call(const std::string& method, const json& params, std::chrono::milliseconds,
                    const CancelToken&) override {
     s_.calls.push_back(method);
+    s_.sent[method].push_back(params);
     if (s_.intercept)
       if (auto r = s_.intercept(method)) return *r;
     if (method == "hello") return ok(suite()["hello"]);
@@ -269,15 +272,15 @@ TEST_F(OptimizeLoopTest, PhasesFollowDesignOrderInTheJobLog) {
     if (auto* c = std::get_if<protocol::CandidateParams>(&e)) stream.push_back("candidate " + c->candidate.id);
     if (auto* p = std::get_if<protocol::ProfileParams>(&e)) stream.push_back("profile " + p->subject);
   }
-  // BASELINE's eager and torch.compile timing runs after c1 is written, while c1 builds.
-  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "PROFILE", "REFINE",
-                                              "VERIFY", "PROFILE", "DONE"}));
+  // BASELINE's eager timing runs after c1 is written, while c1 builds; torch.compile's after c1's verify.
+  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "PROFILE", "BASELINE",
+                                              "REFINE", "VERIFY", "PROFILE", "DONE"}));
   EXPECT_EQ(stream, (std::vector<std::string>{"profile reference", "candidate c1", "profile c1", "candidate c2",
                                               "profile c2"}));
 }
 
 // The reference's facts first (the plan needs them), then c1's build started in the background,
-// then eager and torch.compile timed while it builds, once, then c1's verify, which collects the build.
+// then eager timed while it builds, then c1's verify, which collects the build.
 TEST_F(OptimizeLoopTest, TheFirstBuildRunsWhileTheReferenceIsTimed) {
   script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9))};
   options.budget.iterations = 2;
@@ -285,7 +288,7 @@ TEST_F(OptimizeLoopTest, TheFirstBuildRunsWhileTheReferenceIsTimed) {
   const auto firstVerify = std::find(script.calls.begin(), script.calls.end(), "verify");
   EXPECT_EQ(std::vector<std::string>(script.calls.begin(), firstVerify),
             (std::vector<std::string>{"hello", "loadTask", "captureGraph", "profileReference", "buildCandidate", "baseline"}));
-  EXPECT_EQ(calls("baseline"), 1);
+  EXPECT_EQ(calls("baseline"), 2);  // eager, then torch.compile after c1's verify
   EXPECT_EQ(calls("buildCandidate"), 1);  // c2 is built by its verify
   EXPECT_EQ(calls("verify"), 2);
   EXPECT_EQ(logsContaining("while c1's build ran)"), 1);
@@ -302,7 +305,63 @@ TEST_F(OptimizeLoopTest, ABuildThatCannotStartEarlyIsLeftToVerify) {
   options.budget.iterations = 1;
   EXPECT_EQ(run().bestCandidateId, "c1");
   EXPECT_EQ(logsContaining("did not start beside the timing"), 1);
+  EXPECT_EQ(calls("baseline"), 2);
+}
+
+// torch.compile's compile is not on the way to the first verified candidate: the first timing is
+// eager's alone and c1's verify does not ask for torch.compile; after it, both are timed side by side
+// (the later verifies read them from the cache), and c1, verified before, gets its speedup over
+// torch.compile as the verifier computes it: over eager, over torch.compile's over eager.
+TEST_F(OptimizeLoopTest, TorchCompileIsTimedAfterTheFirstVerify) {
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9))};
+  options.budget.iterations = 2;
+  json timed = suite()["methods"]["baseline"]["result"];
+  const double eagerMs = timed["eager"]["median_ms"];
+  timed["compile"] = {{"median_ms", eagerMs / 1.25}};
+  script.intercept = [&](const std::string& method) -> std::optional<WorkerReply> {
+    if (method == "baseline" && script.sent["baseline"].back().value("compile", true)) return ok(timed);
+    return std::nullopt;
+  };
+  run();
+  ASSERT_EQ(script.sent["baseline"].size(), 2u);
+  EXPECT_FALSE(script.sent["baseline"][0]["compile"]);
+  EXPECT_TRUE(script.sent["baseline"][1]["compile"]);
+  ASSERT_EQ(script.sent["verify"].size(), 2u);
+  EXPECT_FALSE(script.sent["verify"][0]["compileBaseline"]);
+  EXPECT_TRUE(script.sent["verify"][1]["compileBaseline"]);
+  const auto verifies = [&](int n) {
+    return std::find_if(script.calls.begin(), script.calls.end(), [&, seen = 0](const std::string& c) mutable {
+      return c == "verify" && ++seen == n;
+    });
+  };
+  EXPECT_EQ(std::count(verifies(1), verifies(2), "baseline"), 1) << "torch.compile is timed between c1 and c2";
+  std::vector<protocol::Candidate> c1;
+  for (const auto& e : context->events)
+    if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c1") c1.push_back(c->candidate);
+  ASSERT_EQ(c1.size(), 2u);
+  EXPECT_FALSE(c1[0].speedupCompile);
+  ASSERT_TRUE(c1[1].speedupCompile && c1[1].speedupEager);
+  EXPECT_NEAR(*c1[1].speedupCompile, *c1[1].speedupEager / 1.25, 1e-9);
+  EXPECT_EQ(c1[1].status, "verified");
+  EXPECT_EQ(logsContaining("x torch.compile (its speedup over eager, over torch.compile's)"), 1);
+}
+
+// A baseline already cached with torch.compile (an earlier job on the task) is timed once, and every
+// verify reads torch.compile's from it.
+TEST_F(OptimizeLoopTest, ACachedTorchCompileTimingIsNotTakenAgain) {
+  script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9))};
+  options.budget.iterations = 2;
+  json cached = suite()["methods"]["baseline"]["result"];
+  cached["compile"] = {{"median_ms", 0.04}};
+  script.intercept = [&](const std::string& method) -> std::optional<WorkerReply> {
+    if (method == "baseline") return ok(cached);
+    return std::nullopt;
+  };
+  run();
   EXPECT_EQ(calls("baseline"), 1);
+  ASSERT_EQ(script.sent["verify"].size(), 2u);
+  EXPECT_TRUE(script.sent["verify"][0]["compileBaseline"]);
+  EXPECT_EQ(logsContaining("its speedup over eager, over torch.compile's"), 0);
 }
 
 TEST_F(OptimizeLoopTest, VerifiedCandidateProfileLandsOnTheLinesItReplaces) {
@@ -568,8 +627,8 @@ TEST_F(OptimizeLoopTest, TwoFailuresInARowReplan) {
   std::vector<std::string> phases;
   for (const auto& l : logs())
     if (phases.empty() || phases.back() != l.phase) phases.push_back(l.phase);
-  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "REFINE", "VERIFY",
-                                              "REPLAN", "CODE", "VERIFY", "PROFILE", "DONE"}));
+  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "BASELINE", "REFINE",
+                                              "VERIFY", "REPLAN", "CODE", "VERIFY", "PROFILE", "DONE"}));
   EXPECT_FALSE(brain.feedback[2]);  // a new plan starts without the old plan's feedback
 }
 
