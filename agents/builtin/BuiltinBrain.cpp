@@ -355,7 +355,7 @@ std::optional<loop::Draft> BuiltinBrain::next(const std::optional<loop::Feedback
     error = "cannot write the candidate into " + dir.string();
     return std::nullopt;
   }
-  loop::Draft draft{title, v.name(), dir};
+  loop::Draft draft{title, v.name(), dir, std::nullopt};
   if (planChanged) draft.plan = planned_;
   return draft;
 }

@@ -150,7 +150,7 @@ public:
     if (r_.drafts-- <= 0) return std::nullopt;
     fs::create_directories(dir);
     std::ofstream(dir / "candidate.cu") << "#include \"stitch_abi.h\"\n// kernels of " << dir.filename().string() << "\n";
-    loop::Draft d{"variant " + dir.filename().string(), "v", dir};
+    loop::Draft d{"variant " + dir.filename().string(), "v", dir, std::nullopt};
     if (r_.feedback.size() == 2) d.plan = r_.changedPlan;
     return d;
   }
@@ -216,7 +216,7 @@ protected:
   void TearDown() override { fs::remove_all(root); }
 
   protocol::JobFinishedParams run(const std::string& jobId = "j") {
-    JobRequest request{jobId, "file:///m.py", root / "m.py", root / "jobs" / jobId, 1, options};
+    JobRequest request{jobId, "file:///m.py", root / "m.py", root / "jobs" / jobId, 1, options, ""};
     context = std::make_unique<LoggingContext>(root / "jobs" / jobId / "log.jsonl");
     context->token = cancel.token();
     loop::OptimizeLoop job([this](auto onEvent) { return std::make_unique<ScriptedWorker>(script, std::move(onEvent)); },

@@ -49,7 +49,7 @@ struct JobRun {
 JobRun run(std::map<std::string, agents::WorkerReply> replies) {
   JobRun r;
   agents::BaselineJob job([&](auto) { return std::make_unique<ScriptedWorker>(replies, r.calls); });
-  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}};
+  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}, ""};
   r.finished = job.run(request, r.context);
   return r;
 }
@@ -132,7 +132,7 @@ TEST(BaselineJob, EagersPrecisionFlagsComeWithTheTask) {
   std::vector<std::string> calls;
   ScriptedWorker worker(replies, calls);
   RecordingContext context;
-  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}};
+  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}, ""};
   protocol::JobFinishedParams finished;
   auto facts = agents::runBaselinePhase(request, context, worker, {}, finished);
   ASSERT_TRUE(facts);
@@ -171,7 +171,7 @@ TEST(BaselineJob, CancelledBeforeAStepStopsThere) {
   source.cancel();
   auto replies = cpuReplies();
   agents::BaselineJob job([&](auto) { return std::make_unique<ScriptedWorker>(replies, r.calls); });
-  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}};
+  agents::JobRequest request{"j", "file:///m.py", "/jobs/j/m.py", "/jobs/j", 1, {}, ""};
   auto finished = job.run(request, r.context);
   EXPECT_EQ(finished.state, "cancelled");
   EXPECT_TRUE(r.calls.empty());
