@@ -27,7 +27,7 @@ struct JobManager::Job {
 class JobManager::Context final : public agents::JobContext {
 public:
   Context(JobManager& manager, std::shared_ptr<Job> job) : manager_(manager), job_(std::move(job)) {}
-  void emit(agents::JobEvent event) override { manager_.emit(*job_, std::move(event)); }
+  void emit(agents::JobEvent event) override { manager_.emit(*job_, std::move(event), true, true); }
   void progress(const std::string& message, std::optional<int> percentage) override {
     if (job_->progress) job_->progress(message, percentage);
   }
@@ -119,9 +119,15 @@ std::string JobManager::start(StartRequest request) {
   return id;
 }
 
-void JobManager::emit(Job& job, agents::JobEvent event, bool writeLog) {
+void JobManager::emit(Job& job, agents::JobEvent event, bool writeLog, bool fromRunner) {
   {
     std::lock_guard lock(mutex_);
+    // The runner's later word on a candidate (the loop sends one again with its speedup over
+    // torch.compile, timed after it was verified) never undoes the user's accept or reject of it.
+    if (auto* c = std::get_if<protocol::CandidateParams>(&event); c && fromRunner)
+      if (const auto* known = job.state.candidate(c->candidate.id);
+          known && (known->status == "accepted" || known->status == "rejected"))
+        c->candidate.status = known->status;
     job.state.apply(event);
   }
   if (writeLog && job.log) {

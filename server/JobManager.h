@@ -81,7 +81,8 @@ private:
   class Context;
   std::string newJobId();
   const agents::JobState* latestLocked(const std::string& uri) const;
-  void emit(Job& job, agents::JobEvent event, bool writeLog = true);
+  // `fromRunner`: the job's own event, not an accept or reject recorded for it.
+  void emit(Job& job, agents::JobEvent event, bool writeLog = true, bool fromRunner = false);
   void finish(Job& job, protocol::JobFinishedParams params);
 
   boost::asio::thread_pool& pool_;

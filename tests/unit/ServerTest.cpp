@@ -36,8 +36,11 @@ public:
     }
   };
   // `files`: the program c1 carries (none by default), written into the job's folder as the loop does.
-  ScriptedRunner(std::shared_ptr<Gate> gate, std::vector<agents::program::ProgramFile> files)
-      : gate_(std::move(gate)), files_(std::move(files)) {}
+  // `lateCompileSpeedup`: once released, c2 is sent again with this speedup over torch.compile, as
+  // the loop sends a candidate verified before torch.compile was timed.
+  ScriptedRunner(std::shared_ptr<Gate> gate, std::vector<agents::program::ProgramFile> files,
+                 std::optional<double> lateCompileSpeedup = std::nullopt)
+      : gate_(std::move(gate)), files_(std::move(files)), lateCompileSpeedup_(lateCompileSpeedup) {}
 
   protocol::JobFinishedParams run(const agents::JobRequest& request, agents::JobContext& context) override {
     context.progress("measuring", 10);
@@ -48,22 +51,31 @@ public:
       std::ofstream(source) << f.text;
       program.push_back({f.path, source.string()});
     }
+    std::optional<protocol::CandidateParams> c2;
     for (auto& e : test::sampleEvents(request.jobId, request.uri)) {
       if (std::holds_alternative<protocol::JobFinishedParams>(e)) continue;
       if (auto* c = std::get_if<protocol::CandidateParams>(&e)) c->candidate.documentVersion = request.documentVersion;
       if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c1") c->candidate.files = program;
+      if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c2") c2 = *c;
       context.emit(e);
     }
-    std::unique_lock lock(gate_->m);
-    while (!gate_->released && !context.cancelToken().cancelled())
-      gate_->cv.wait_for(lock, std::chrono::milliseconds(10));
+    {
+      std::unique_lock lock(gate_->m);
+      while (!gate_->released && !context.cancelToken().cancelled())
+        gate_->cv.wait_for(lock, std::chrono::milliseconds(10));
+    }
     if (context.cancelToken().cancelled()) return {request.jobId, "cancelled", std::nullopt, std::nullopt, ""};
+    if (lateCompileSpeedup_ && c2) {
+      c2->candidate.speedupCompile = lateCompileSpeedup_;
+      context.emit(*c2);
+    }
     return {request.jobId, "improved", std::string("c1"), 1.8, "done"};
   }
 
 private:
   std::shared_ptr<Gate> gate_;
   std::vector<agents::program::ProgramFile> files_;
+  std::optional<double> lateCompileSpeedup_;
 };
 
 class ServerTest : public ::testing::Test {
@@ -74,7 +86,7 @@ protected:
                                               [this](const protocol::OptimizeParams& p, const server::HostConfig&)
                                                   -> std::unique_ptr<agents::JobRunner> {
                                                 if (p.brain != "builtin") return nullptr;
-                                                return std::make_unique<ScriptedRunner>(gate, programFiles);
+                                                return std::make_unique<ScriptedRunner>(gate, programFiles, lateCompileSpeedup);
                                               });
   }
   void TearDown() override {
@@ -129,6 +141,7 @@ protected:
   std::shared_ptr<ScriptedRunner::Gate> gate = std::make_shared<ScriptedRunner::Gate>();
   std::unique_ptr<server::Server> server;
   std::vector<agents::program::ProgramFile> programFiles;
+  std::optional<double> lateCompileSpeedup;
   int nextId = 1;
   const json fullCapabilities{{"window", {{"workDoneProgress", true}}},
                               {"workspace", {{"applyEdit", true},
@@ -360,6 +373,33 @@ TEST_F(ServerTest, RejectRemovesTheLensesAndIsLogged) {
   for (const auto& e : log.events)
     if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.status == "rejected") sawReject = true;
   EXPECT_TRUE(sawReject);
+}
+
+// The job sends a candidate again once torch.compile was timed after it: the number is taken, the
+// user's reject stays, in the host's state, in what the client is sent and in the job's log.
+TEST_F(ServerTest, AJobsLaterWordOnACandidateKeepsTheUsersReject) {
+  lateCompileSpeedup = 1.4;
+  initialize(fullCapabilities);
+  openDocument();
+  std::string jobId = startJob();
+  request("workspace/executeCommand", {{"command", "stitchcuda.rejectCandidate"},
+                                       {"arguments", {{{"jobId", jobId}, {"candidateId", "c2"}}}}});
+  gate->release();
+  request("stitchcuda/waitJob", {{"jobId", jobId}});
+  auto late = out.waitFor([](const json& m) {
+    return m.value("method", "") == "stitchcuda/candidate" && m["params"]["candidate"]["id"] == "c2" &&
+           m["params"]["candidate"].contains("speedupCompile");
+  });
+  ASSERT_TRUE(late);
+  EXPECT_EQ((*late)["params"]["candidate"]["status"], "rejected");
+  EXPECT_EQ((*late)["params"]["candidate"]["speedupCompile"], 1.4);
+  const protocol::Candidate* last = nullptr;
+  auto log = agents::readJobLog(config.jobsDir / jobId / "log.jsonl");
+  for (const auto& e : log.events)
+    if (auto* c = std::get_if<protocol::CandidateParams>(&e); c && c->candidate.id == "c2") last = &c->candidate;
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->status, "rejected");
+  EXPECT_EQ(last->speedupCompile, 1.4);
 }
 
 TEST_F(ServerTest, WaitJobCancelledAnswersRequestCancelledAndTheJobRunsOn) {
