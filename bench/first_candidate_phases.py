@@ -11,7 +11,8 @@ Phases, in seconds, each from the end of the one before: `start` (the harness wo
 profile), `plan`, `code` (the first candidate written), then the first candidate's verify (its build and
 the rest), and `baseline`: the reference's timing before the first verify, which overlaps the first build
 when the log says so (eager alone; jobs before torch.compile was timed after the first verify timed it here
-too). `first ok` is when the first candidate passed verification."""
+too). `first ok` is when the first candidate passed verification; `torch.compile` the seconds its timing took
+after the first verify (none where the log has no such line)."""
 from __future__ import annotations
 
 import argparse
@@ -76,12 +77,15 @@ def read_job(job_dir: str) -> Optional[dict[str, Any]]:
             marks.setdefault("load", t)
         elif method == "stitchcuda/log" and phase == "BASELINE" and message.startswith("graph:"):
             marks.setdefault("capture", t)
-        elif method == "stitchcuda/log" and phase == "BASELINE" and message.startswith("baseline:") \
-                and "baseline" not in marks:  # the later line is torch.compile's, after the first verify
-            marks["baseline"] = t
-            if m := _TIMED_IN.search(message):
-                steps["baseline"] = float(m.group(1))
-            overlap = "while" in message
+        elif method == "stitchcuda/log" and phase == "BASELINE" and message.startswith("baseline:"):
+            m = _TIMED_IN.search(message)
+            if "baseline" not in marks:
+                marks["baseline"] = t
+                if m:
+                    steps["baseline"] = float(m.group(1))
+                overlap = "while" in message
+            elif m:  # the later line is torch.compile's, timed after the first verify
+                steps["compile"] = float(m.group(1))
         elif method == "stitchcuda/profile" and p.get("subject") == "reference":
             marks.setdefault("profile", t)
         elif method == "stitchcuda/log" and phase == "PLAN":
@@ -127,7 +131,7 @@ def _span(marks: dict[str, float], name: str, before: list[str]) -> Optional[flo
 def table(jobs: list[dict[str, Any]]) -> str:
     order = ["start", "load", "capture", "profile", "baseline", "plan", "code", "c1 judged"]
     head = ["task", "start", "load", "capture", "profile", "baseline", "plan", "code", "c1 verify",
-            "first ok at", "end"]
+            "first ok at", "torch.compile", "end"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for j in jobs:
         m = j["marks"]
@@ -135,7 +139,7 @@ def table(jobs: list[dict[str, Any]]) -> str:
         ec = j["steps"].get("baseline", spans[4])
         cells = [j["task"]] + [_cell(s) for s in spans[:4]] + [_cell(ec) + (" (beside build)" if j["overlap"] else "")] + \
                 [_cell(s) for s in spans[5:]] + [(_cell(m.get("first ok")) + f" ({j['firstVerified']})") if j["firstVerified"]
-                                                 else "none", _cell(m.get("end"))]
+                                                 else "none", _cell(j["steps"].get("compile")), _cell(m.get("end"))]
         rows.append("| " + " | ".join(cells) + " |")
     rows += ["", "c1's verify, by the verifier's stages (verdict.json durations_s, seconds; `build` is what verify waited",
              "for it, `nvcc` the build's own time and its translation units):", "",
