@@ -54,8 +54,7 @@ def _probe_build(cache_dir: str) -> PendingBuild:
 def _probe_library(cache_dir: str) -> tuple[Optional[ctypes.CDLL], str]:
     result = _probe_build(cache_dir).result()
     if not result.ok or not result.library:
-        first = result.first_error()
-        return None, f"the stream probe did not build: {first.message if first else result.log[-300:]}"
+        return None, f"the stream probe did not build: {result.failure_text()}"
     with _lock:
         if result.library not in _libraries:
             lib = ctypes.CDLL(result.library)

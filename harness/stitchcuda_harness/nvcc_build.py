@@ -60,6 +60,11 @@ class BuildResult:
         """The compiler's first error, what a failed build is reported by."""
         return next((d for d in self.diagnostics if d.severity == "error"), None)
 
+    def failure_text(self) -> str:
+        """A failed build in one line: the compiler's first error, else the end of its log."""
+        first = self.first_error()
+        return first.message if first else self.log[-300:]
+
 
 def find_nvcc() -> Optional[str]:
     for candidate in (shutil.which("nvcc"), os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")):

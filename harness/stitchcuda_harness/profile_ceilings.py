@@ -57,8 +57,7 @@ def _searched_gemm_tflops(device: torch.device, program: str, cache_dir: str) ->
             f.write(program)
         result = Builder(cache_dir).build(source)
     if not result.ok or not result.library:
-        first = result.first_error()
-        return None, f"the GEMM ceiling program did not build: {first.message if first else result.log[-300:]}"
+        return None, f"the GEMM ceiling program did not build: {result.failure_text()}"
     lib = ctypes.CDLL(result.library)
     lib.stitch_gemm_ceiling.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     lib.stitch_gemm_ceiling.restype = ctypes.c_int
