@@ -12,7 +12,8 @@ profile), `plan`, `code` (the first candidate written), then the first candidate
 the rest), and `baseline`: the reference's timing before the first verify, which overlaps the first build
 when the log says so (eager alone; jobs before torch.compile was timed after the first verify timed it here
 too). `first ok` is when the first candidate passed verification; `torch.compile` the seconds its timing took
-after the first verify (none where the log has no such line)."""
+after the first verified candidate (after the first verify in jobs before that change; none where the log has no
+such line)."""
 from __future__ import annotations
 
 import argparse
@@ -84,7 +85,7 @@ def read_job(job_dir: str) -> Optional[dict[str, Any]]:
                 if m:
                     steps["baseline"] = float(m.group(1))
                 overlap = "while" in message
-            elif m:  # the later line is torch.compile's, timed after the first verify
+            elif m:  # the later line is torch.compile's, timed after the first verified candidate
                 steps["compile"] = float(m.group(1))
         elif method == "stitchcuda/profile" and p.get("subject") == "reference":
             marks.setdefault("profile", t)

@@ -96,7 +96,7 @@ public:
       if (!cuda_) break;  // without measurements there is nothing to choose between variants
       if (!verifierFailure_.empty()) break;  // the next candidate would meet the same verifier
       if (context_.cancelToken().cancelled()) return cancelled();
-      if (!compileTimed_)
+      if (!compileTimed_ && fb.passed)
         if (auto ended = timeCompile()) return *ended;
       failuresInRow = fb.passed ? 0 : failuresInRow + 1;
       stagnantInRow = fb.passed && !improvedBest_ ? stagnantInRow + 1 : 0;
@@ -120,9 +120,11 @@ private:
 
   // BASELINE's eager timing, once, before the first verify (which reads it from the harness's
   // cache), while the first candidate builds in the worker's background; torch.compile's only after
-  // that verify (timeCompile): its compile took 41-55 s of the 75-94 s before ResNet-101's and
-  // DenseNet121's first verified candidates (bench/results/kernelbench_2026-11-29_h200's
-  // first_candidate_phases.md), and no candidate's correctness needs it. A value when the job ended.
+  // the first candidate that passes (timeCompile): its compile took 41-55 s of the 75-94 s before
+  // ResNet-101's and DenseNet121's first verified candidates (bench/results/kernelbench_2026-11-29_h200's
+  // first_candidate_phases.md), no candidate's correctness needs it, and a candidate that failed
+  // has no speedup to set against it (timed after ResNet-101's failed c1, it held c2 back 44.5 s on an
+  // H200). A value when the job ended.
   std::optional<protocol::JobFinishedParams> timeReferenceBeside(const std::string& id, const Draft& d) {
     referenceTimed_ = true;
     std::string beside;
@@ -145,9 +147,9 @@ private:
   }
 
   // torch.compile timed beside eager (the harness's baseline, cached for the later verifies), after
-  // the first verify; the candidates verified before it get their speedup over torch.compile the way
-  // the verifier computes it (their speedup over eager over torch.compile's), sent again. A job cut
-  // here keeps what it verified; a failed timing leaves the candidates without that number.
+  // the first verified candidate, which gets its speedup over torch.compile the way
+  // the verifier computes it (its speedup over eager over torch.compile's), sent again. A job cut
+  // here keeps what it verified; a failed timing leaves the candidate without that number.
   std::optional<protocol::JobFinishedParams> timeCompile() {
     compileTimed_ = true;
     protocol::JobFinishedParams finished;
@@ -161,13 +163,12 @@ private:
     const auto eager = number(baseline->value("eager", json::object()), "median_ms");
     const auto compiled = number(baseline->value("compile", json::object()), "median_ms");
     if (!eager || !compiled || *compiled <= 0) return std::nullopt;
-    for (auto& event : verifiedBeforeCompile_) {
-      event.candidate.speedupCompile = *event.candidate.speedupEager / (*eager / *compiled);
-      log("BASELINE", event.candidate.id + ": " + fixed(*event.candidate.speedupCompile, 2) +
+    if (auto& event = verifiedBeforeCompile_) {
+      event->candidate.speedupCompile = *event->candidate.speedupEager / (*eager / *compiled);
+      log("BASELINE", event->candidate.id + ": " + fixed(*event->candidate.speedupCompile, 2) +
                           "x torch.compile (its speedup over eager, over torch.compile's)");
-      context_.emit(event);
+      context_.emit(*event);
     }
-    verifiedBeforeCompile_.clear();
     return std::nullopt;
   }
 
@@ -336,13 +337,19 @@ private:
     if (timing.contains("candidate")) fb.medianMs = number(timing["candidate"], "median_ms");
     fb.speedupEager = event.candidate.speedupEager;
     context_.emit(event);
-    if (fb.passed && !compileInVerify_ && speedupEager && !speedupCompile) verifiedBeforeCompile_.push_back(event);
+    if (fb.passed && !compileInVerify_ && speedupEager && !speedupCompile) verifiedBeforeCompile_ = event;
     if (!fb.passed) {
       std::vector<profiling::FailedCheck> failed;
       for (const json& f : v.value("findings", json::array())) {
         profiling::FailedCheck c{f.value("check", ""), f.value("message", ""), std::nullopt, std::nullopt, {}};
         if (f.contains("file") && f["file"].is_string()) c.file = f["file"].get<std::string>();
         if (f.contains("line") && f["line"].is_number_integer()) c.line = f["line"].get<int>();
+        // A wrong answer's distances from the fp64 truth (HARNESS.md): how far off the candidate is
+        // beside how far off eager itself is tells rounding as eager's from a rounding of its own.
+        const json data = f.value("data", json::object());
+        for (const char* key : {"candidate_truth_err", "reference_truth_err"})
+          if (data.is_object() && data.contains(key) && data[key].is_number())
+            c.evidence.push_back({key, data[key].get<double>(), "abs err"});
         failed.push_back(std::move(c));
       }
       if (failed.empty())
@@ -562,9 +569,9 @@ private:
   std::string gpu_;  // the device the candidates are verified on, as the harness names it
   bool replanned_ = false;
   bool referenceTimed_ = false;  // eager, timed beside the first candidate's build
-  bool compileTimed_ = false;    // torch.compile's timing was tried, after the first verify
+  bool compileTimed_ = false;    // torch.compile's timing was tried, after the first verified candidate
   bool compileInVerify_ = false;  // it is cached: each verify gives the speedup over torch.compile
-  std::vector<protocol::CandidateParams> verifiedBeforeCompile_;  // their speedup over it comes later
+  std::optional<protocol::CandidateParams> verifiedBeforeCompile_;  // its speedup over it comes later
   bool improvedBest_ = false;  // the last verified candidate beat the best by more than noise
   bool builtAny_ = false;
   std::string noPlanReason_;

@@ -43,7 +43,7 @@ def run_baseline(task: Task, device: torch.device, params: dict[str, Any]) -> di
     if path and os.path.isfile(path) and not params.get("refresh"):
         with open(path) as f:
             cached = json.load(f)
-        # Eager timed alone (the loop's first timing, before the first verify) serves a request
+        # Eager timed alone (the loop's first timing, before the first verified candidate) serves a request
         # without torch.compile only; one with it times both again, side by side.
         if cached.get("compile") is not None or not want_compile:
             return {**cached, "cached": True}

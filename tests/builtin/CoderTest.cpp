@@ -181,12 +181,13 @@ TEST(Coder, AFullReductionSplitsAcrossBlocksWithALastBlockCombine) {
   EXPECT_TRUE(has(cu, "k0_count[row] = 0u"));  // reset for the next launch
 }
 
+// Instance norm over 1024 rows of 16384: too long for a warp, enough rows to fill the GPU unsplit.
 TEST(Coder, ManyRowsKeepOneBlockPerRow) {
-  const std::string cu = cudaOf("19_sum_lastdim");
+  const std::string cu = cudaOf("44_instance_norm");
   EXPECT_FALSE(has(cu, "_count["));
   EXPECT_TRUE(has(cu, "row += gridDim.x"));
   // The stride is the launch's block as a constant, so the loads of four chunks unroll.
-  EXPECT_TRUE(has(cu, "#pragma unroll 4\n    for (int64_t c = threadIdx.x; c < (int64_t)4096LL / VEC; c += (int64_t)256LL)"));
+  EXPECT_TRUE(has(cu, "#pragma unroll 4\n    for (int64_t c = threadIdx.x; c < (int64_t)16384LL / VEC; c += (int64_t)256LL)"));
 }
 
 TEST(Coder, ShortRowsTakeAWarpEachAndCombineByShufflesAlone) {
@@ -374,6 +375,20 @@ TEST(Coder, IndependentRowReductionsShareOneLoop) {
   EXPECT_TRUE(has(cu, "k2_part[(row * (int64_t)4LL + split) * (int64_t)2LL + 1] = red16;"));
 }
 
+// A row read once, of up to 4096 elements, takes a warp where the rows are many (LaunchShape.h's
+// warpPerRow): logsumexp over 4400 rows of 4096, and two reductions over ragged rows of 2050, eight
+// rows a block of 256, merged by shuffles alone. Few rows keep a block each (triplet_rows' 6).
+// Checked by number on the CPU (generated_on_cpu.py: warp_rows).
+TEST(Coder, LongRowsReadOnceTakeAWarpEachWhereTheyAreMany) {
+  const std::string cu = cudaOf("warp_rows");
+  EXPECT_TRUE(has(cu, "const MaxExpSum st1r = warpMerge(st1);"));
+  EXPECT_TRUE(has(cu, "#pragma unroll 8\n    for (int64_t c = lane; c < (int64_t)4096LL / VEC; c += (int64_t)32LL)"));
+  EXPECT_TRUE(has(cu, "const unsigned int grid4 = sc_blocks(rows, 8, 1073741824);"));
+  EXPECT_FALSE(has(cu, "blockMerge(st1"));
+  EXPECT_FALSE(has(cu, "blockReduce<"));
+  EXPECT_TRUE(has(cudaOf("triplet_rows"), "blockReduce<SumOp>"));
+}
+
 TEST(Coder, MaxPoolingLetsNaNWinAndSkipsPadding) {
   const std::string cu = cudaOf("37_max_pool2d");
   EXPECT_TRUE(has(cu, "if (v > m || v != v) m = v;"));
@@ -387,14 +402,15 @@ TEST(Coder, AvgPoolingDividesByTheClippedWindowWithoutPadding) {
 }
 
 TEST(Coder, MaxReductionsPropagateNaN) {
-  EXPECT_TRUE(has(cudaOf("21_amax_lastdim"), "blockReduce<MaxOp>"));
+  EXPECT_TRUE(has(cudaOf("21_amax_lastdim"), "warpReduce<MaxOp>"));
   EXPECT_TRUE(has(cudaOf("21_amax_lastdim"), "(a > b || a != a) ? a : b"));
 }
 
 // With fewer than 32 warps, the last warp's idle lanes must add nothing: padding them with warp 0's
-// partial counted it 25 times in a 256-thread row sum (seen on the GPU: 19_sum_lastdim off by 2e3).
+// partial counted it 25 times in a 256-thread row sum (seen on the GPU: 19_sum_lastdim off by 2e3,
+// when its rows took a block each).
 TEST(Coder, BlockSumPadsIdleLanesWithTheIdentity) {
-  const std::string cu = cudaOf("19_sum_lastdim");
+  const std::string cu = cudaOf("27_rms_norm");
   EXPECT_TRUE(has(cu, "blockReduce<SumOp>"));
   EXPECT_TRUE(has(cu, "lane < warps ? scratch[lane] : Op::identity()"));
 }

@@ -351,6 +351,32 @@ TEST_F(Refine, AChannelsLastMismatchTriesNchwBeforeExactFp32) {
   }
 }
 
+// The verifier's fp64 truth tells the two cases apart: a candidate about as far off as eager
+// itself (ResNet-101 on an H200: 0.168 against eager's 0.157) rounds as eager's TF32 does, and NCHW
+// would run TF32 too, so the exact-fp32 retry comes first; one far further off than an exact eager
+// (2e-3 against 1.3e-6, level2/85) gets the NCHW trial.
+TEST_F(Refine, AMismatchAsFarOffAsEagerRetriesInExactFp32BeforeTheLayoutTrial) {
+  for (const bool asFarAsEager : {true, false}) {
+    SCOPED_TRACE(asFarAsEager ? "as far off as eager" : "eager exact");
+    planTask("level3", "88_resnet_basic_block", {}, EagerPrecision{true, false});
+    const std::string first = next(std::nullopt);
+    loop::Feedback wrong;
+    wrong.built = true;
+    wrong.failedChecks = {"output_mismatch"};
+    wrong.verifier = profiling::VerifierFeedback{"fix", "output_mismatch", "", "", "", {}, {}, {}};
+    wrong.verifier->evidence = {{"candidate_truth_err", asFarAsEager ? 0.168 : 2e-3, "abs err"},
+                                {"reference_truth_err", asFarAsEager ? 0.157 : 1.3e-6, "abs err"}};
+    EXPECT_EQ(next(wrong), first);
+    if (asFarAsEager) {
+      EXPECT_NE(draft->title.find("fp32 (eager's TF32 form missed the tolerance)"), std::string::npos) << draft->title;
+      EXPECT_EQ(draft->title.find("layout trial"), std::string::npos) << draft->title;
+      EXPECT_NE(lastCuda().find("{CUDNN_FMA_MATH, CUDNN_FMA_MATH}};"), std::string::npos);
+    } else {
+      EXPECT_NE(draft->title.find("NCHW (layout trial)"), std::string::npos) << draft->title;
+    }
+  }
+}
+
 // No trial where the job names the layout, nor where no convolution would change format.
 TEST_F(Refine, NoLayoutTrialWhereTheLayoutIsNotAGuess) {
   planTask("level2", "81_conv2d_relu_maxpool", {}, EagerPrecision{true, false}, "eager", "nchw");

@@ -80,8 +80,11 @@ class TruthRuleTest(unittest.TestCase):
         out = v["trials"][0]["outputs"][0]
         self.assertIsNone(out["rule"])
         self.assertGreater(out["candidate_truth_err"], out["reference_truth_err"])
-        msg = next(f["message"] for f in v["findings"] if f["check"] == "output_mismatch")
-        self.assertIn("fp64 truth", msg)
+        finding = next(f for f in v["findings"] if f["check"] == "output_mismatch")
+        self.assertIn("fp64 truth", finding["message"])
+        # the distances travel as numbers too, for the brain (LayoutSearch.h)
+        self.assertEqual(finding["data"]["candidate_truth_err"], out["candidate_truth_err"])
+        self.assertEqual(finding["data"]["reference_truth_err"], out["reference_truth_err"])
 
     def test_truth_that_cannot_fit_whole_is_taken_on_a_sample_of_rows(self) -> None:
         v = run(LOSSY, "exact_shift.py", memoryBudget=4096)

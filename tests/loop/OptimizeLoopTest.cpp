@@ -272,7 +272,7 @@ TEST_F(OptimizeLoopTest, PhasesFollowDesignOrderInTheJobLog) {
     if (auto* c = std::get_if<protocol::CandidateParams>(&e)) stream.push_back("candidate " + c->candidate.id);
     if (auto* p = std::get_if<protocol::ProfileParams>(&e)) stream.push_back("profile " + p->subject);
   }
-  // BASELINE's eager timing runs after c1 is written, while c1 builds; torch.compile's after c1's verify.
+  // BASELINE's eager timing runs after c1 is written, while c1 builds; torch.compile's after c1, verified.
   EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "PROFILE", "BASELINE",
                                               "REFINE", "VERIFY", "PROFILE", "DONE"}));
   EXPECT_EQ(stream, (std::vector<std::string>{"profile reference", "candidate c1", "profile c1", "candidate c2",
@@ -288,7 +288,7 @@ TEST_F(OptimizeLoopTest, TheFirstBuildRunsWhileTheReferenceIsTimed) {
   const auto firstVerify = std::find(script.calls.begin(), script.calls.end(), "verify");
   EXPECT_EQ(std::vector<std::string>(script.calls.begin(), firstVerify),
             (std::vector<std::string>{"hello", "loadTask", "captureGraph", "profileReference", "buildCandidate", "baseline"}));
-  EXPECT_EQ(calls("baseline"), 2);  // eager, then torch.compile after c1's verify
+  EXPECT_EQ(calls("baseline"), 2);  // eager, then torch.compile after c1 verified
   EXPECT_EQ(calls("buildCandidate"), 1);  // c2 is built by its verify
   EXPECT_EQ(calls("verify"), 2);
   EXPECT_EQ(logsContaining("while c1's build ran)"), 1);
@@ -312,7 +312,7 @@ TEST_F(OptimizeLoopTest, ABuildThatCannotStartEarlyIsLeftToVerify) {
 // eager's alone and c1's verify does not ask for torch.compile; after it, both are timed side by side
 // (the later verifies read them from the cache), and c1, verified before, gets its speedup over
 // torch.compile as the verifier computes it: over eager, over torch.compile's over eager.
-TEST_F(OptimizeLoopTest, TorchCompileIsTimedAfterTheFirstVerify) {
+TEST_F(OptimizeLoopTest, TorchCompileIsTimedAfterTheFirstVerifiedCandidate) {
   script.verdicts = {ok(passingVerdict()), ok(passingVerdict(0.9))};
   options.budget.iterations = 2;
   json timed = suite()["methods"]["baseline"]["result"];
@@ -617,6 +617,24 @@ TEST_F(OptimizeLoopTest, WallTimeBudgetEndsTheJobBetweenCandidates) {
   EXPECT_EQ(logsContaining("wall-time budget of 0 s spent after 1 candidate(s)"), 1);
 }
 
+// A wrong answer's distances from the fp64 truth (the finding's data) reach the brain as the fix
+// round's evidence: what tells eager's own rounding from the candidate's (LayoutSearch.h).
+TEST_F(OptimizeLoopTest, AWrongAnswersDistancesFromTheTruthReachTheBrain) {
+  json wrong = failingVerdict();
+  wrong["failed_checks"] = {"output_mismatch"};
+  wrong["findings"] = {{{"check", "output_mismatch"},
+                        {"message", "output 0, trial 5: 9946/10000 elements outside atol=0.0001 rtol=0.0001"},
+                        {"data", {{"trial", 5}, {"output", 0}, {"candidate_truth_err", 0.168}, {"reference_truth_err", 0.157}}}}};
+  script.verdicts = {ok(wrong), ok(passingVerdict())};
+  options.budget.iterations = 2;
+  run();
+  ASSERT_EQ(brain.feedback.size(), 2u);
+  ASSERT_TRUE(brain.feedback[1] && brain.feedback[1]->verifier);
+  std::map<std::string, double> evidence;
+  for (const auto& e : brain.feedback[1]->verifier->evidence) evidence[e.metric] = e.value;
+  EXPECT_EQ(evidence, (std::map<std::string, double>{{"candidate_truth_err", 0.168}, {"reference_truth_err", 0.157}}));
+}
+
 TEST_F(OptimizeLoopTest, TwoFailuresInARowReplan) {
   script.verdicts = {ok(failingVerdict()), ok(failingVerdict()), ok(passingVerdict())};
   brain.drafts = 3;
@@ -627,8 +645,10 @@ TEST_F(OptimizeLoopTest, TwoFailuresInARowReplan) {
   std::vector<std::string> phases;
   for (const auto& l : logs())
     if (phases.empty() || phases.back() != l.phase) phases.push_back(l.phase);
-  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "BASELINE", "REFINE",
-                                              "VERIFY", "REPLAN", "CODE", "VERIFY", "PROFILE", "DONE"}));
+  // torch.compile is timed after c3, the first candidate that passed: the failures are followed at
+  // once by the next candidate.
+  EXPECT_EQ(phases, (std::vector<std::string>{"BASELINE", "PLAN", "CODE", "BASELINE", "VERIFY", "REFINE", "VERIFY",
+                                              "REPLAN", "CODE", "VERIFY", "PROFILE", "BASELINE", "DONE"}));
   EXPECT_FALSE(brain.feedback[2]);  // a new plan starts without the old plan's feedback
 }
 

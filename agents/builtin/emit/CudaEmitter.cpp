@@ -109,7 +109,7 @@ public:
     } else if (k_.inner() == 1) {
       if (rowSplits() > 1 && onePass()) splitRows(out);
       else if (rowSplits() > 1) stagedRows(out);
-      else rows(out, warpPerRow(k_));
+      else rows(out, warpPerRow(k_, onePass()));
     } else {
       columns(out);
     }
@@ -1070,12 +1070,7 @@ private:
   }
 
   // A one-pass kernel: per-row outputs only, and passes whose inputs depend on no reduction.
-  bool onePass() const {
-    if (!fullOutputs().empty()) return false;
-    for (const Pass& p : passes_)
-      if (p.fold == Fold::None && dependsOnReduction(k_.values[p.reds[0]].args[0])) return false;
-    return true;
-  }
+  bool onePass() const { return builtin::onePass(k_); }
 
   // Blocks per row when rows are too few to fill the GPU (a loss or a full reduction is one
   // row; group norm over [16,64,128,128] is 128 rows of 131072): about four blocks per SM, at
@@ -1966,7 +1961,7 @@ private:
         grid1 = Grid{i64(k_.outer() * S), k_.outer() * S};
       } else {
         grid1 = fixedOrCount(k_.outer());
-        grid1.per = warpPerRow(k_) ? block / lanesPerRow(k_) : 1;
+        grid1.per = warpPerRow(k_, onePass()) ? block / lanesPerRow(k_) : 1;
         grid1.most = 1 << 30;
       }
       grid4 = grid1;

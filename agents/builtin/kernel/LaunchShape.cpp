@@ -5,7 +5,10 @@
 
 namespace stitch::agents::builtin {
 
-bool warpPerRow(const FusedKernel& kernel) { return kernel.reduced() <= 1024; }
+bool warpPerRow(const FusedKernel& kernel, bool onePass) {
+  constexpr int64_t kWarpsToFill = 32 * 132;  // half an H100's (or H200's) resident warps
+  return kernel.reduced() <= 1024 || (onePass && kernel.reduced() <= 4096 && kernel.outer() >= kWarpsToFill);
+}
 
 int lanesPerRow(const FusedKernel& kernel) {
   const int64_t chunks = (kernel.reduced() + 3) / 4;

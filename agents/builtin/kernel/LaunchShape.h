@@ -21,9 +21,16 @@ struct Variant {
   std::string name() const;
 };
 
-// A row reduction (inner() == 1) whose rows are short enough (up to 1024 elements, eight 16-byte
-// chunks per lane) to take a warp each rather than a block.
-bool warpPerRow(const FusedKernel& kernel);
+// A row reduction (inner() == 1) that takes a warp a row rather than a block: rows short enough
+// (up to 1024 elements, eight 16-byte chunks per lane) for a lane to hold its part for every pass;
+// and where the row is read once (`onePass`: nothing held for a later pass, nothing written per
+// element), rows up to 4096 elements when they are many enough to give each SM 32 warps. A block
+// per row of 4096 spent as many instructions on its block-wide merge (two shuffle trees, shared
+// memory, three barriers) as on the row's 16 elements per thread: cross-entropy's one-pass
+// log-sum-exp over 32768 rows of 4096 took 0.267 ms (48% of the memory floor) with a block a row
+// and 0.197 ms (65%) with a warp, on an H200 (bench/results/reductions_2026-11-29_h200). Rows of
+// 8192 with three inputs (level1/99's triplet loss) ran faster by block: 0.785 ms against 0.823.
+bool warpPerRow(const FusedKernel& kernel, bool onePass);
 
 // Lanes of a warp that take one row of a warpPerRow kernel: a power of two from 2 to 32, about four
 // 16-byte chunks each. A row of 64 floats on a whole warp left half its lanes idle, had one load in

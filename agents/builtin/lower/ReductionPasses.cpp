@@ -100,4 +100,12 @@ std::vector<ReductionPass> reductionPasses(const FusedKernel& k) {
   return ps;
 }
 
+bool onePass(const FusedKernel& k) {
+  for (const KernelOutput& out : k.outputs)
+    if (!out.perRow) return false;
+  for (const ReductionPass& p : reductionPasses(k))
+    if (p.fold == Fold::None && dependsOnReduction(k, k.values[p.reds[0]].args[0])) return false;
+  return true;
+}
+
 }  // namespace stitch::agents::builtin

@@ -28,5 +28,9 @@ bool dependsOnReduction(const FusedKernel& k, int value);
 // The passes in order. Folding moves the second reduction up to the first's pass, which holds
 // where x depends on no reduction.
 std::vector<ReductionPass> reductionPasses(const FusedKernel& k);
+// Whether every pass reads only the kernel's inputs (none needs a finished reduction) and nothing
+// is written per element: the passes can share one read of the row, which no thread need hold for
+// a later pass.
+bool onePass(const FusedKernel& k);
 
 }  // namespace stitch::agents::builtin

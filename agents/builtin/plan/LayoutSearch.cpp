@@ -18,7 +18,20 @@ bool LayoutSearch::opens(const std::optional<loop::Feedback>& last, bool channel
   if (state_ != State::Open || !last) return false;
   if (last->passed) return last->medianMs.has_value();
   const auto& failed = last->failedChecks;
-  return channelsLast && tf32 && std::find(failed.begin(), failed.end(), "output_mismatch") != failed.end();
+  if (!channelsLast || !tf32 || std::find(failed.begin(), failed.end(), "output_mismatch") == failed.end())
+    return false;
+  // Where eager is about as far off the fp64 truth as the candidate, eager's own algorithm ran TF32
+  // too, and so would NCHW: the exact-fp32 retry comes first. ResNet-101 on an H200 (0.168 off
+  // against eager's 0.157): the NCHW trial missed as well, and the retry came too late for the
+  // job's 100 s. A lone convolution whose eager algorithm is exact is off by 1e-6 where the
+  // candidate is by 2e-3 (level2/85).
+  std::optional<double> candidate, reference;
+  if (last->verifier)
+    for (const auto& e : last->verifier->evidence) {
+      if (e.metric == "candidate_truth_err") candidate = e.value;
+      if (e.metric == "reference_truth_err") reference = e.value;
+    }
+  return !candidate || !reference || *reference * 2 < *candidate;
 }
 
 LayoutMode LayoutSearch::begin(const loop::Feedback& first, bool firstChannelsLast) {

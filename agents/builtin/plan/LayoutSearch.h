@@ -23,7 +23,8 @@ public:
   // convolutions (`tf32`) and missed the tolerance. cuDNN's NHWC kernels run TF32 where eager's
   // NCHW algorithm for the same shape may be exact fp32 (8 of 22 lone convolutions of level 2 on an
   // H100, bench/results/layout_ab_2026-11-27_h100): NCHW in eager's precision comes before the
-  // exact-fp32 retry then.
+  // exact-fp32 retry then, unless the verifier's fp64 truth shows eager's output about as far off
+  // as the candidate's (eager ran TF32 too).
   bool opens(const std::optional<loop::Feedback>& last, bool channelsLast, bool tf32) const;
   // Starts the trial after `first`, a candidate planned in the planner's layout (channels-last for
   // some convolution where `firstChannelsLast`): the mode to plan the trial's candidate with, and

@@ -58,7 +58,7 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
                                             : " (the norm's mean and squared deviations in one, Welford's)";
   if (k.inner() == 1)
     return std::string("row reduction: ") +
-           (!warpPerRow(k)          ? std::string("one block per row, warp-shuffle and block reductions")
+           (!warpPerRow(k, onePass(k)) ? std::string("one block per row, warp-shuffle and block reductions")
             : lanesPerRow(k) == 32 ? std::string("a warp per row, shuffle reductions")
                                    : std::to_string(lanesPerRow(k)) + " lanes per row (" +
                                          std::to_string(32 / lanesPerRow(k)) + " rows a warp), shuffle reductions") +
