@@ -13,4 +13,11 @@ inline std::string fixed(double v, int digits) {
   return buf;
 }
 
+// Three significant digits ("1.3e-06", "0.00205"): for values that `fixed` would print as 0.00.
+inline std::string significant(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 }  // namespace stitch::protocol

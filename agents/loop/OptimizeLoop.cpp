@@ -7,6 +7,7 @@
 #include "protocol/NumberText.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -435,7 +436,10 @@ private:
   static std::string describe(const profiling::VerifierFeedback& f) {
     std::string evidence;
     for (const auto& e : f.evidence)
-      evidence += (evidence.empty() ? "" : ", ") + e.metric + "=" + fixed(e.value, e.value >= 100 ? 0 : 2) + " " + e.unit;
+      evidence += (evidence.empty() ? "" : ", ") + e.metric + "=" +
+                  (e.value != 0 && std::abs(e.value) < 0.01 ? protocol::significant(e.value)
+                                                             : fixed(e.value, e.value >= 100 ? 0 : 2)) +
+                  " " + e.unit;
     return "[" + f.mode + "/" + f.category + "] " + f.diagnosis + " → " + f.suggestion +
            (evidence.empty() ? "" : " (" + evidence + ")");
   }

@@ -624,7 +624,7 @@ TEST_F(OptimizeLoopTest, AWrongAnswersDistancesFromTheTruthReachTheBrain) {
   wrong["failed_checks"] = {"output_mismatch"};
   wrong["findings"] = {{{"check", "output_mismatch"},
                         {"message", "output 0, trial 5: 9946/10000 elements outside atol=0.0001 rtol=0.0001"},
-                        {"data", {{"trial", 5}, {"output", 0}, {"candidate_truth_err", 0.168}, {"reference_truth_err", 0.157}}}}};
+                        {"data", {{"trial", 5}, {"output", 0}, {"candidate_truth_err", 0.00205}, {"reference_truth_err", 1.3e-6}}}}};
   script.verdicts = {ok(wrong), ok(passingVerdict())};
   options.budget.iterations = 2;
   run();
@@ -632,7 +632,8 @@ TEST_F(OptimizeLoopTest, AWrongAnswersDistancesFromTheTruthReachTheBrain) {
   ASSERT_TRUE(brain.feedback[1] && brain.feedback[1]->verifier);
   std::map<std::string, double> evidence;
   for (const auto& e : brain.feedback[1]->verifier->evidence) evidence[e.metric] = e.value;
-  EXPECT_EQ(evidence, (std::map<std::string, double>{{"candidate_truth_err", 0.168}, {"reference_truth_err", 0.157}}));
+  EXPECT_EQ(evidence, (std::map<std::string, double>{{"candidate_truth_err", 0.00205}, {"reference_truth_err", 1.3e-6}}));
+  EXPECT_EQ(logsContaining("(candidate_truth_err=0.00205 abs err, reference_truth_err=1.3e-06 abs err)"), 1);
 }
 
 TEST_F(OptimizeLoopTest, TwoFailuresInARowReplan) {
