@@ -4,7 +4,9 @@ kernels (what eager and our programs call) on the dev set's stride-1 transposed 
 channels-last, with cuDNN's heuristics and with its benchmark mode, TF32 as eager allows it. Prints one
 line per shape: the two forms' largest difference and each one's median (CUDA events). On the GPU machine:
     python3 bench/convt_as_conv.py"""
-import torch, torch.nn.functional as F
+import torch
+import torch.nn.functional as F
+
 torch.backends.cudnn.allow_tf32 = True
 CASES = [  # name, N, Cin, Cout, kernel, spatial, padding
     ("L1/64 1d", 64, 128, 128, (3,), (65536,), (0,)),
@@ -12,12 +14,22 @@ CASES = [  # name, N, Cin, Cout, kernel, spatial, padding
     ("L1/78 2d", 8, 32, 32, (3, 7), (512, 1024), (1, 3)),
     ("L2/13 3d", 16, 16, 64, (3, 3, 3), (32, 128, 128), (1, 1, 1)),
 ]
+
+
 def med(f, n=15):
+    """Median milliseconds of n calls of f after three warm-up calls, each timed by CUDA events."""
     ts = []
     for _ in range(n + 3):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); f(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-    ts = sorted(ts[3:]); return ts[len(ts) // 2]
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        f()
+        end.record()
+        torch.cuda.synchronize()
+        ts.append(start.elapsed_time(end))
+    ts = sorted(ts[3:])
+    return ts[len(ts) // 2]
+
+
 for bench in (False, True):
     torch.backends.cudnn.benchmark = bench
     for name, n, ci, co, k, sp, p in CASES:
@@ -29,7 +41,8 @@ for bench in (False, True):
         wf = w.transpose(0, 1).flip(list(range(2, 2 + d))).contiguous()
         pf = tuple(kk - 1 - pp for kk, pp in zip(k, p))
         with torch.no_grad():
-            y1 = convt(x, w, padding=p); y2 = conv(x, wf, padding=pf)
+            y1 = convt(x, w, padding=p)
+            y2 = conv(x, wf, padding=pf)
             diff = (y1 - y2).abs().max().item()
             row = [f"{name} bench={bench}", f"diff {diff:.2e}", f"convT {med(lambda: convt(x, w, padding=p)):.3f} ms",
                    f"conv {med(lambda: conv(x, wf, padding=pf)):.3f} ms"]
