@@ -56,14 +56,16 @@ std::string techniqueOf(const FusedKernel& k, std::size_t ops) {
     if (p.fold != Fold::None)
       passText += p.fold == Fold::MaxExpSum ? " (softmax's max and sum of exponentials in one, online)"
                                             : " (the norm's mean and squared deviations in one, Welford's)";
-  if (k.inner() == 1)
-    return std::string("row reduction: ") +
-           (!warpPerRow(k, onePass(k)) ? std::string("one block per row, warp-shuffle and block reductions")
-            : lanesPerRow(k) == 32 ? std::string("a warp per row, shuffle reductions")
-                                   : std::to_string(lanesPerRow(k)) + " lanes per row (" +
-                                         std::to_string(32 / lanesPerRow(k)) + " rows a warp), shuffle reductions") +
+  if (k.inner() == 1) {
+    const int lanes = lanesPerRow(k);
+    const std::string shape = !warpPerRow(k, onePass(k)) ? "one block per row, warp-shuffle and block reductions"
+                              : lanes == 32 ? "a warp per row, shuffle reductions"
+                                            : std::to_string(lanes) + " lanes per row (" + std::to_string(32 / lanes) +
+                                                  " rows a warp), shuffle reductions";
+    return "row reduction: " + shape +
            " (several blocks per row, combined in a fixed order, when rows are too few to fill the GPU), " +
            passText + ", then one write pass";
+  }
   return "column reduction: 32 neighbouring outputs per block, the reduced dim split over row groups that combine "
          "in a fixed order, loads coalesced across the kept inner dims, " +
          passText + " (a column's)";
