@@ -47,6 +47,8 @@ inline float __int_as_float(unsigned v) {
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 // The GPU's fast division is within 2 ulp of the quotient; the exact one stands in for it.
 inline float __fdividef(float x, float y) { return x / y; }
+// The GPU's __expf is within 2 + 1.17|x| ulp of e^x; the exact one stands in for it.
+inline float __expf(float x) { return std::exp(x); }
 
 [[noreturn]] inline void sc_cpu_abort(const char* what) {
   std::fprintf(stderr, "%s\n", what);
