@@ -374,6 +374,36 @@ TEST(MemoryFormat, ALoneConvolutionKeepsNchwByDefault) {
   }
 }
 
+// Asked for channels-last (the layout trial), a lone convolution whose result is the forward's runs
+// it too, its result written NDHWC and copied into the forward's NCDHW output by a kernel of its
+// own: three conversions (input, filter, result). A stem of 3 channels, which the planner's own
+// choice leaves to the direct NCHW kernel, runs channels-last when asked. conv_on_cpu.py runs both.
+TEST(MemoryFormat, ALoneConvolutionAndAStemRunChannelsLastWhenAsked) {
+  for (const bool asked : {false, true}) {
+    SCOPED_TRACE(asked ? "asked" : "by default");
+    const LaidOutPlan l = laidOut("lone_conv", asked ? withLayout(eagerTf32(), LayoutMode::ChannelsLast) : eagerTf32());
+    const auto convs = convolutions(l.plan);
+    ASSERT_EQ(convs.size(), 1u) << testing::leftOf(l.plan);
+    EXPECT_EQ(convs[0]->conv.channelsLast, asked);
+    EXPECT_EQ(conversions(l.graph), asked ? 2 : 0);  // the input and the filter into channels-last
+    ASSERT_EQ(l.graph.outputs.size(), 1u);
+    EXPECT_TRUE(l.graph.tensor(l.graph.outputs[0])->contiguous());
+    if (!asked) continue;
+    const Node* back = l.graph.node(*l.graph.tensor(l.graph.outputs[0])->producer);
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ(back->op, "aten::clone");  // the result back into NCDHW
+    EXPECT_TRUE(l.graph.layout.channelsLast.count(*back->arg("self")->tensor));
+  }
+  // The stem's 3 -> 32 convolution: NCHW by default (the direct kernel competes), channels-last when asked.
+  for (const bool asked : {false, true}) {
+    const LaidOutPlan l =
+        laidOut("87_conv_bn_relu_stem", asked ? withLayout(eagerTf32(), LayoutMode::ChannelsLast) : eagerTf32());
+    const auto convs = convolutions(l.plan);
+    ASSERT_EQ(convs.size(), 2u) << testing::leftOf(l.plan);
+    EXPECT_EQ(convs[0]->conv.channelsLast, asked);
+  }
+}
+
 // A transposed convolution runs channels-last when the layout trial asks: cuDNN's backward-data
 // call told NHWC for its input, result and a KRSC filter copy (no NHWC<->NCHW conversions of its
 // own around the call), the direct gather kernel, which reads NCHW, not among its alternatives,

@@ -27,7 +27,7 @@ protected:
     facts.lineTimesUs = lineTimes;
     JobRequest request;
     request.jobId = "j";
-    request.taskFile = testing::sourceDir() / "bench/tasks" / level / (task + ".py");
+    request.taskFile = testing::sourceDir() / (level.empty() ? "tests/fixtures/tasks" : "bench/tasks/" + level) / (task + ".py");
     request.options.allowPrecision = std::move(allowPrecision);
     request.options.precision = precision;
     request.options.layout = layout;
@@ -291,6 +291,20 @@ TEST_F(Refine, TheLayoutIsTriedBothWaysAndTheFasterKept) {
   EXPECT_NE(convTechnique().find("NCHW 1.000 ms, channels-last 0.800 ms: channels-last kept"), std::string::npos)
       << convTechnique();
   EXPECT_NE(draft->title.find("channels-last kept (measured)"), std::string::npos) << draft->title;
+  EXPECT_NE(lastCuda().find(clShape), std::string::npos);
+}
+
+// A convolution alone, its result the forward's: one cuDNN call, which no launch variant changes,
+// still gets the layout trial (its result copied back to NCDHW by a kernel of its own).
+TEST_F(Refine, ALoneConvolutionsLayoutIsTriedToo) {
+  planTask("", "lone_conv", {}, EagerPrecision{true, false});
+  const std::string first = next(std::nullopt);
+  ASSERT_NE(first, "");
+  const std::string clShape = "CUDNN_TENSOR_OP_MATH}, 1};";
+  EXPECT_EQ(lastCuda().find(clShape), std::string::npos) << "planned NCHW first";
+  EXPECT_EQ(next(timed(1.0)), first);
+  ASSERT_TRUE(draft);
+  EXPECT_NE(draft->title.find("channels-last (layout trial)"), std::string::npos) << draft->title;
   EXPECT_NE(lastCuda().find(clShape), std::string::npos);
 }
 

@@ -41,8 +41,11 @@ std::string whyNotChannelsLast(const Graph& graph, const Node& node, const Plann
   // A stem of a few input channels keeps NCHW: the direct kernel measured against cuDNN there
   // (LibraryCall.h directConvTile) ran 1.3-2.2x faster than cuDNN for 1, 3 and 6 channels
   // (bench/results/conv_direct_2026-11-23_h100.md), and it reads NCHW.
+  // Asked for channels-last (the job, or the refine step's layout trial that measures it), a stem
+  // runs it too: level1/60's 3-D convolution of 3 channels took 10.1 ms in NCDHW and 3.0 ms in
+  // NDHWC on an H200 (bench/results/convt_as_conv_2026-11-29_h200).
   constexpr int64_t kFewestChannels = 8;
-  if (x->shape[1] < kFewestChannels)
+  if (options.layout != LayoutMode::ChannelsLast && x->shape[1] < kFewestChannels)
     return "a stem of " + std::to_string(x->shape[1]) + " input channel(s), where the direct NCHW kernel competes";
   return "";
 }
@@ -95,13 +98,18 @@ bool readsAnyLayout(const Graph& g, const Node& n, const std::string& arg, const
 // readers all take any layout: one that may run channels-last.
 // (The producer is found by the node that lists the tensor: normalization's rewrites do not all
 // record it on the tensor.)
-bool mayRunChannelsLast(const Graph& g, const TensorInfo& t, const PlannerOptions& o) {
+// A dense 4-D or 5-D float32 intermediate whose two layouts differ (more than one channel and one pixel).
+bool mayRunChannelsLastShape(const TensorInfo& t) {
   if (t.role != "intermediate" || t.dtype != "float32" || (t.shape.size() != 4 && t.shape.size() != 5) || t.viewOf ||
       !t.contiguous())
     return false;
   int64_t spatial = 1;
   for (std::size_t d = 2; d < t.shape.size(); ++d) spatial *= t.shape[d];
-  if (t.shape[1] == 1 || spatial == 1) return false;  // both layouts are one
+  return t.shape[1] != 1 && spatial != 1;
+}
+
+bool mayRunChannelsLast(const Graph& g, const TensorInfo& t, const PlannerOptions& o) {
+  if (!mayRunChannelsLastShape(t)) return false;
   for (const auto& out : g.outputs)
     if (g.reaches(out, t.id)) return false;
   const auto p = std::find_if(g.nodes.begin(), g.nodes.end(),
@@ -171,10 +179,51 @@ std::string convert(Graph& g, const std::string& source, std::size_t position, i
   return id;
 }
 
+// Asked for channels-last: a convolution that would run it but whose result the forward returns
+// (or a reader needs in NCHW) writes an activation of its own, and a copy node after it writes
+// that into the result's NCHW tensor. So a lone convolution runs channels-last too, its input,
+// filter and result converted around it; the refine step's layout trial measures whether that
+// pays (level1/60 on an H200: 3.0 ms in NDHWC plus 1.9 ms of conversions against 10.1 ms in NCDHW).
+void splitNchwResults(Graph& g, const PlannerOptions& o, int& nextNode) {
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.outputs.size() != 1 || !convolutionPrefersChannelsLast(g, n, o)) continue;
+    const TensorInfo* t = g.tensor(n.outputs[0]);
+    if (!t || t->viewOf || !t->contiguous() || mayRunChannelsLast(g, *t, o)) continue;
+    TensorInfo own;
+    own.id = t->id + "_cl";
+    while (g.tensor(own.id)) own.id += "_";
+    own.shape = t->shape;
+    own.strides = t->strides;
+    own.dtype = t->dtype;
+    own.role = "intermediate";
+    own.producer = n.id;
+    if (!mayRunChannelsLastShape(own)) continue;
+    Node copy;
+    copy.id = nextNode++;
+    copy.op = std::string("aten::") + ops::opname::kClone;
+    copy.kind = "compute";
+    copy.module = n.module;
+    copy.source = n.source;
+    Argument self;
+    self.name = "self";
+    self.tensor = own.id;
+    copy.inputs.push_back(std::move(self));
+    copy.outputs.push_back(t->id);
+    g.tensor(n.outputs[0])->producer = copy.id;
+    g.nodes[i].outputs[0] = own.id;
+    g.addTensor(std::move(own));
+    g.insertNode(i + 1, std::move(copy));
+  }
+}
+
 }  // namespace
 
 Graph layOut(Graph g, const PlannerOptions& o) {
   if (o.layout == LayoutMode::Nchw) return g;
+  int nextNode = 0;
+  for (const Node& n : g.nodes) nextNode = std::max(nextNode, n.id + 1);
+  if (o.layout == LayoutMode::ChannelsLast) splitNchwResults(g, o, nextNode);
   std::set<std::string> chosen;
   for (const TensorInfo& t : g.tensors)
     if (mayRunChannelsLast(g, t, o)) chosen.insert(t.id);
@@ -214,8 +263,6 @@ Graph layOut(Graph g, const PlannerOptions& o) {
   // channels-last copy (one per tensor, before its first reader). The filter is copied on every
   // call: it is a few percent of the convolution's traffic, and a copy kept across calls would go
   // stale when a user trains the parameter in place.
-  int nextNode = 0;
-  for (const Node& n : g.nodes) nextNode = std::max(nextNode, n.id + 1);
   std::map<std::string, std::string> copies;
   int convCount = 0;
   std::vector<int> convIds;

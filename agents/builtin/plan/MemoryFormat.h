@@ -27,8 +27,10 @@ bool regionWorthChannelsLast(int convolutions, int copiedInputs, const PlannerOp
 // norm, pooling, reductions, the generated depthwise convolution). The forward's inputs, results
 // and parameters keep their layout: a convolution reading one reads a channels-last copy (its
 // filter always), made by a clone node before it, and a region's last kernels write the forward's
-// layout. A region without a convolution that runs channels-last keeps the captured layout, so a
-// graph without one is returned as it is.
+// layout; asked for channels-last (the job or the layout trial), a convolution whose result the
+// forward returns as it is writes its own channels-last activation, which a clone node after it
+// copies into the result. A region without a convolution that runs channels-last keeps the captured
+// layout, so a graph without one is returned as it is.
 Graph layOut(Graph graph, const PlannerOptions& options);
 
 // `k` iterating in the memory order of the largest channels-last tensor it writes (else reads),
