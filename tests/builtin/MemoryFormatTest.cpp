@@ -288,7 +288,9 @@ TEST(MemoryFormat, AStemKeepsNchwAndTheNextKernelConverts) {
   const TensorInfo* in = l.graph.tensor(convs[1]->conv.input);
   EXPECT_TRUE(isChannelsLast(*in));
   for (const Node& n : l.graph.nodes)
-    if (n.outputs[0] == in->id) EXPECT_NE(n.op, "aten::clone");
+    if (n.outputs[0] == in->id) {
+      EXPECT_NE(n.op, "aten::clone");
+    }
   std::string stem;
   for (const auto& k : l.plan.kernels)
     if (k.library && !k.library->conv.channelsLast) stem = k.technique;

@@ -149,18 +149,8 @@ std::vector<std::set<std::string>> regions(const Graph& g, const std::set<std::s
   return out;
 }
 
-// A clone of `source` in channels-last strides, made by a node run just before the node at
-// `position`: the conversion where a region begins (a forward input, a filter).
-std::string convert(Graph& g, const std::string& source, std::size_t position, int& nextNode) {
-  const TensorInfo* s = g.tensor(source);
-  TensorInfo t;
-  t.id = source + "_cl";
-  while (g.tensor(t.id)) t.id += "_";
-  t.shape = s->shape;
-  t.strides = channelsLastStrides(s->shape);
-  t.dtype = s->dtype;
-  t.role = "intermediate";
-  const Node& at = g.nodes[position];
+// A clone node copying `from` into `to`, credited to the module and source line of `at`.
+Node cloneNode(const Node& at, const std::string& from, const std::string& to, int& nextNode) {
   Node n;
   n.id = nextNode++;
   n.op = std::string("aten::") + ops::opname::kClone;
@@ -169,9 +159,30 @@ std::string convert(Graph& g, const std::string& source, std::size_t position, i
   n.source = at.source;
   Argument self;
   self.name = "self";
-  self.tensor = source;
+  self.tensor = from;
   n.inputs.push_back(std::move(self));
-  n.outputs.push_back(t.id);
+  n.outputs.push_back(to);
+  return n;
+}
+
+// A new intermediate shaped as `like`, in channels-last strides: its id `like`'s with "_cl" (and "_"
+// until unused).
+TensorInfo channelsLastTwin(const Graph& g, const TensorInfo& like) {
+  TensorInfo t;
+  t.id = like.id + "_cl";
+  while (g.tensor(t.id)) t.id += "_";
+  t.shape = like.shape;
+  t.strides = channelsLastStrides(like.shape);
+  t.dtype = like.dtype;
+  t.role = "intermediate";
+  return t;
+}
+
+// A clone of `source` in channels-last strides, made by a node run just before the node at
+// `position`: the conversion where a region begins (a forward input, a filter).
+std::string convert(Graph& g, const std::string& source, std::size_t position, int& nextNode) {
+  TensorInfo t = channelsLastTwin(g, *g.tensor(source));
+  Node n = cloneNode(g.nodes[position], source, t.id, nextNode);
   t.producer = n.id;
   const std::string id = t.id;
   g.addTensor(std::move(t));
@@ -190,26 +201,11 @@ void splitNchwResults(Graph& g, const PlannerOptions& o, int& nextNode) {
     if (n.outputs.size() != 1 || !convolutionPrefersChannelsLast(g, n, o)) continue;
     const TensorInfo* t = g.tensor(n.outputs[0]);
     if (!t || t->viewOf || !t->contiguous() || mayRunChannelsLast(g, *t, o)) continue;
-    TensorInfo own;
-    own.id = t->id + "_cl";
-    while (g.tensor(own.id)) own.id += "_";
-    own.shape = t->shape;
-    own.strides = t->strides;
-    own.dtype = t->dtype;
-    own.role = "intermediate";
-    own.producer = n.id;
+    TensorInfo own = channelsLastTwin(g, *t);
+    own.strides = t->strides;  // row-major like any candidate of a region, which layOut then lays out
     if (!mayRunChannelsLastShape(own)) continue;
-    Node copy;
-    copy.id = nextNode++;
-    copy.op = std::string("aten::") + ops::opname::kClone;
-    copy.kind = "compute";
-    copy.module = n.module;
-    copy.source = n.source;
-    Argument self;
-    self.name = "self";
-    self.tensor = own.id;
-    copy.inputs.push_back(std::move(self));
-    copy.outputs.push_back(t->id);
+    Node copy = cloneNode(n, own.id, t->id, nextNode);
+    own.producer = n.id;
     g.tensor(n.outputs[0])->producer = copy.id;
     g.nodes[i].outputs[0] = own.id;
     g.addTensor(std::move(own));
