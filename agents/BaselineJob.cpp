@@ -214,10 +214,11 @@ std::optional<json> timeReference(const JobRequest& request, JobContext& context
   std::string note = "timed in " + fixed(steps.lastSeconds(), 1) + " s";
   if (baseline->value("cached", false)) note = "cached, " + note;
   if (!beside.empty()) note += ", while " + beside + " ran";
-  steps.log("baseline: eager " + ms(baseline->value("eager", json())) + ", torch.compile " +
-            (withCompile || !baseline->value("compile", json()).is_null() ? ms(baseline->value("compile", json()))
-                                                                           : std::string("after the first verification")) +
-            " (" + note + ")");
+  const json compiled = baseline->value("compile", json());
+  const std::string compileText =
+      withCompile || !compiled.is_null() ? ms(compiled) : std::string("after the first verified candidate");
+  steps.log("baseline: eager " + ms(baseline->value("eager", json())) + ", torch.compile " + compileText + " (" + note +
+            ")");
   return baseline;
 }
 

@@ -200,10 +200,10 @@ void splitNchwResults(Graph& g, const PlannerOptions& o, int& nextNode) {
     const Node& n = g.nodes[i];
     if (n.outputs.size() != 1 || !convolutionPrefersChannelsLast(g, n, o)) continue;
     const TensorInfo* t = g.tensor(n.outputs[0]);
-    if (!t || t->viewOf || !t->contiguous() || mayRunChannelsLast(g, *t, o)) continue;
+    if (!t || t->viewOf || mayRunChannelsLast(g, *t, o)) continue;
     TensorInfo own = channelsLastTwin(g, *t);
     own.strides = t->strides;  // row-major like any candidate of a region, which layOut then lays out
-    if (!mayRunChannelsLastShape(own)) continue;
+    if (!mayRunChannelsLastShape(own)) continue;  // not dense, or both layouts are one
     Node copy = cloneNode(n, own.id, t->id, nextNode);
     own.producer = n.id;
     g.tensor(n.outputs[0])->producer = copy.id;
